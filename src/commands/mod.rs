@@ -1,0 +1,5 @@
+//! One module per subcommand.
+
+pub mod discover;
+pub mod instructions;
+pub mod run;

@@ -1,0 +1,48 @@
+//! Every `CODEACT_*` environment variable, defined once. clap reads the flag-backed ones through
+//! `env = …`; the rest are read here. `codeact --help` lists them all from [`ALL`].
+
+/// Backend used by `run` and friends when `--backend` is not given.
+pub const BACKEND: &str = "CODEACT_BACKEND";
+/// Wall-clock limit in seconds for `run` (`--timeout`).
+pub const TIMEOUT: &str = "CODEACT_TIMEOUT";
+/// Memory limit for `run` (`--max-memory`), e.g. `512MiB`.
+pub const MAX_MEMORY: &str = "CODEACT_MAX_MEMORY";
+/// Output budget in bytes for `run` (`--max-output`).
+pub const MAX_OUTPUT: &str = "CODEACT_MAX_OUTPUT";
+/// Tool-call budget for `run` (`--max-tool-calls`).
+pub const MAX_TOOL_CALLS: &str = "CODEACT_MAX_TOOL_CALLS";
+/// Comma-separated allow-list of tools; only these are offered.
+pub const TOOLS: &str = "CODEACT_TOOLS";
+/// Comma-separated deny-list of tools.
+pub const DISABLE: &str = "CODEACT_DISABLE";
+/// Directory holding the user's `config.json` and `tools/`.
+pub const CONFIG_DIR: &str = "CODEACT_CONFIG_DIR";
+
+/// Every variable with a one-line description, for `--help` and the README.
+pub const ALL: &[(&str, &str)] = &[
+    (BACKEND, "backend when --backend is not given (auto, monty, wasm, hyperlight)"),
+    (TIMEOUT, "wall-clock limit in seconds for `run` (default 30)"),
+    (MAX_MEMORY, "memory limit for `run`, e.g. 512MiB (default 512MiB)"),
+    (MAX_OUTPUT, "stdout budget in bytes for `run` (default 20000)"),
+    (MAX_TOOL_CALLS, "tool-call budget for `run` (default 10000)"),
+    (TOOLS, "comma-separated allow-list of tools"),
+    (DISABLE, "comma-separated deny-list of tools"),
+    (CONFIG_DIR, "user config directory (default $XDG_CONFIG_HOME/codeact or ~/.config/codeact)"),
+];
+
+/// Reads a variable, treating an empty value as unset.
+#[must_use]
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
+/// The `after_help` text listing every variable.
+#[must_use]
+pub fn help_section() -> String {
+    let mut text = String::from("Environment:\n");
+    for (name, about) in ALL {
+        text.push_str(&format!("  {name:<24} {about}\n"));
+    }
+    text.push_str("  NO_COLOR                 disable colour in messages");
+    text
+}

@@ -1,0 +1,75 @@
+//! codeact runs one Python program that calls a coding agent's tools (view, glob, grep, edit,
+//! bash, sql, …) as functions inside a sandbox, and prints only what the program prints.
+//!
+//! [`run`] is the whole command line: it parses arguments, dispatches to one command in
+//! [`commands`], and turns any error into one message on stderr and an exit code.
+
+pub mod backend;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod env;
+pub mod exit;
+pub mod output;
+pub mod render;
+pub mod sandbox;
+pub mod tools;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{Cli, Command};
+
+/// `codeact --version`: this version and the Monty version compiled in.
+pub const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (monty ", "0.0.23", ")");
+
+/// The command line was wrong in a way clap cannot see (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Runs codeact with these arguments and returns the process exit code.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Help and version go to stdout; usage errors to stderr.
+            let _ = err.print();
+            return exit::code(u8::try_from(err.exit_code()).unwrap_or(exit::USAGE));
+        }
+    };
+    let result = match &cli.command {
+        Some(Command::Run(args)) => commands::run::run(args),
+        Some(Command::Discover(args)) => commands::discover::run(args),
+        Some(Command::Instructions(args)) => commands::instructions::run(args),
+        None if cli.run.code.is_some() || cli.run.file.is_some() || cli.run.stdin.is_some() => {
+            commands::run::run(&cli.run)
+        }
+        None => {
+            let _ = Cli::command().print_help();
+            return exit::code(exit::USAGE);
+        }
+    };
+    match result {
+        Ok(code) => exit::code(code),
+        Err(err) => {
+            output::error(&err);
+            exit::code(exit_code_for(&err))
+        }
+    }
+}
+
+/// The exit code an error means.
+fn exit_code_for(err: &anyhow::Error) -> u8 {
+    if err.downcast_ref::<config::InvalidConfig>().is_some() {
+        exit::INVALID_CONFIG
+    } else if err.downcast_ref::<backend::BackendUnavailable>().is_some() {
+        exit::BACKEND_UNAVAILABLE
+    } else if err.downcast_ref::<UsageError>().is_some() {
+        exit::USAGE
+    } else {
+        exit::PROGRAM_FAILED
+    }
+}

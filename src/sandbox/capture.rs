@@ -1,0 +1,135 @@
+//! The output budget: a program's stdout is kept as a head plus a rolling tail, so memory stays
+//! bounded however much it prints, and the model sees the start and the end with one marker
+//! line between them.
+
+/// Captured stdout within a byte budget.
+#[derive(Debug)]
+pub struct Capture {
+    limit: usize,
+    /// The first `limit` bytes.
+    head: String,
+    /// The most recent bytes, at least `limit / 2` of them once that many were printed.
+    tail: String,
+    total: usize,
+}
+
+impl Capture {
+    #[must_use]
+    pub fn new(limit: usize) -> Self {
+        Self { limit, head: String::new(), tail: String::new(), total: 0 }
+    }
+
+    /// Appends printed text.
+    pub fn push(&mut self, text: &str) {
+        self.total += text.len();
+        if self.head.len() < self.limit {
+            let room = self.limit - self.head.len();
+            self.head.push_str(&text[..floor_boundary(text, room)]);
+        }
+        if self.total > self.limit {
+            let keep = self.limit / 2;
+            // Only the last `keep` bytes of `text` can survive in the tail.
+            let start = ceil_boundary(text, text.len().saturating_sub(keep));
+            self.tail.push_str(&text[start..]);
+            if self.tail.len() > keep.max(1) * 2 {
+                let cut = ceil_boundary(&self.tail, self.tail.len() - keep);
+                self.tail.drain(..cut);
+            }
+        }
+    }
+
+    /// Bytes printed so far.
+    #[must_use]
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// The kept output and whether anything was elided.
+    #[must_use]
+    pub fn finish(self) -> (String, bool) {
+        if self.total <= self.limit {
+            return (self.head, false);
+        }
+        let half = self.limit / 2;
+        let head = &self.head[..floor_boundary(&self.head, half)];
+        let tail_start = ceil_boundary(&self.tail, self.tail.len().saturating_sub(half));
+        let tail = &self.tail[tail_start..];
+        let elided = self.total - head.len() - tail.len();
+        let mut out = String::with_capacity(self.limit + 200);
+        out.push_str(head);
+        if !head.is_empty() && !head.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "[… {elided} bytes of output elided ({} printed, budget {}); print less: summarise, count or slice …]\n",
+            self.total, self.limit
+        ));
+        out.push_str(tail);
+        (out, true)
+    }
+}
+
+/// The largest char boundary of `text` at or below `index`.
+fn floor_boundary(text: &str, index: usize) -> usize {
+    if index >= text.len() {
+        return text.len();
+    }
+    (0..=index).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0)
+}
+
+/// The smallest char boundary of `text` at or above `index`.
+fn ceil_boundary(text: &str, index: usize) -> usize {
+    (index..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len())
+}
+
+/// Keeps the end of a long text (a traceback's end matters most), marking what was cut.
+#[must_use]
+pub fn keep_tail(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let start = ceil_boundary(text, text.len() - limit);
+    format!("[… {start} bytes elided …]\n{}", &text[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_output_is_kept_whole() {
+        let mut capture = Capture::new(100);
+        capture.push("hello\n");
+        capture.push("world\n");
+        assert_eq!(capture.finish(), ("hello\nworld\n".to_owned(), false));
+    }
+
+    #[test]
+    fn long_output_keeps_head_and_tail_with_one_marker() {
+        let mut capture = Capture::new(40);
+        for i in 0..1000 {
+            capture.push(&format!("line {i}\n"));
+        }
+        let (text, truncated) = capture.finish();
+        assert!(truncated);
+        assert!(text.starts_with("line 0\nline 1\n"), "{text}");
+        assert!(text.ends_with("line 998\nline 999\n"), "{text}");
+        assert_eq!(text.matches("elided").count(), 1);
+    }
+
+    #[test]
+    fn one_huge_write_is_bounded_and_splits_on_char_boundaries() {
+        let mut capture = Capture::new(11);
+        capture.push(&"é".repeat(1_000_000));
+        assert!(capture.tail.len() <= 22);
+        let (text, truncated) = capture.finish();
+        assert!(truncated);
+        assert!(text.len() < 200);
+    }
+
+    #[test]
+    fn tracebacks_keep_their_end() {
+        assert_eq!(keep_tail("abcdef", 10), "abcdef");
+        assert_eq!(keep_tail("abcdef", 2), "[… 4 bytes elided …]\nef");
+    }
+}

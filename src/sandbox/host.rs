@@ -1,0 +1,111 @@
+//! [`Host`]: what a backend calls when a program calls a tool. It owns the registry and the
+//! tool context, counts calls, and enforces the wall-clock deadline and the tool-call budget —
+//! the limits a backend's interpreter cannot see for itself.
+
+use std::time::Instant;
+
+use super::limits::{Limits, format_seconds, format_size};
+use crate::tools::{ErrorKind, Registry, ToolContext, ToolError, Value};
+
+/// The host side of one run.
+#[derive(Debug)]
+pub struct Host {
+    pub registry: Registry,
+    pub ctx: ToolContext,
+    pub limits: Limits,
+    pub started: Instant,
+    pub tool_calls: u64,
+}
+
+/// What became of one call from the program.
+#[derive(Debug)]
+pub enum Dispatch {
+    /// The tool returned a value.
+    Return(Value),
+    /// The tool raised; the program may catch it.
+    Raise(ToolError),
+    /// A limit was hit; the run ends, uncatchably.
+    Stop(LimitHit),
+}
+
+/// A run limit that ended the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitHit {
+    Time,
+    Memory,
+    ToolCalls,
+}
+
+impl Host {
+    #[must_use]
+    pub fn new(registry: Registry, ctx: ToolContext, limits: Limits, started: Instant) -> Self {
+        Self { registry, ctx, limits, started, tool_calls: 0 }
+    }
+
+    /// Whether the wall-clock deadline has passed.
+    #[must_use]
+    pub fn past_deadline(&self) -> bool {
+        Instant::now() >= self.ctx.deadline
+    }
+
+    /// Calls the tool `name`. Unknown and disabled names raise `NameError` listing the tools.
+    pub fn call(&mut self, name: &str, positional: Vec<Value>, keywords: Vec<(String, Value)>) -> Dispatch {
+        if self.past_deadline() {
+            return Dispatch::Stop(LimitHit::Time);
+        }
+        let Some(spec) = self.registry.get(name) else {
+            return Dispatch::Raise(self.unknown_name(name));
+        };
+        self.tool_calls += 1;
+        if self.tool_calls > self.limits.max_tool_calls {
+            return Dispatch::Stop(LimitHit::ToolCalls);
+        }
+        match self.registry.call(&mut self.ctx, spec, positional, keywords) {
+            Ok(value) => Dispatch::Return(value),
+            Err(err) if err.kind == ErrorKind::Timeout && self.past_deadline() => Dispatch::Stop(LimitHit::Time),
+            Err(err) => Dispatch::Raise(err),
+        }
+    }
+
+    /// Whether `name` is an offered tool (for bare references such as `f = view`).
+    #[must_use]
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.registry.get(name).is_some()
+    }
+
+    /// The `NameError` for a name that is neither defined nor an offered tool.
+    #[must_use]
+    pub fn unknown_name(&self, name: &str) -> ToolError {
+        let available = self.registry.names();
+        let message = if self.registry.is_disabled(name) {
+            format!(
+                "name '{name}' is not defined: the tool '{name}' is disabled by configuration (available tools: {available})"
+            )
+        } else {
+            format!("name '{name}' is not defined (available tools: {available})")
+        };
+        ToolError::new(ErrorKind::Name, message)
+    }
+
+    /// The exception type and message for a limit, naming its value and the flag that raises it.
+    #[must_use]
+    pub fn limit_message(&self, hit: LimitHit) -> (&'static str, String) {
+        match hit {
+            LimitHit::Time => (
+                "TimeoutError",
+                format!("time limit of {} exceeded (raise it with --timeout)", format_seconds(self.limits.timeout)),
+            ),
+            LimitHit::Memory => (
+                "MemoryError",
+                format!(
+                    "memory limit of {} exceeded (raise it with --max-memory)",
+                    format_size(self.limits.max_memory)
+                ),
+            ),
+            LimitHit::ToolCalls => (
+                "RuntimeError",
+                format!("tool-call limit of {} reached (raise it with --max-tool-calls)", self.limits.max_tool_calls),
+            ),
+        }
+    }
+}

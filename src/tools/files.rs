@@ -1,0 +1,194 @@
+//! `view`, `create` and `edit`: reading and writing files inside the workspace.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use super::args::Args;
+use super::context::ToolContext;
+use super::error::{ErrorKind, ToolError};
+use super::spec::{Default, Kind, Param, ToolSpec};
+use super::value::Value;
+use super::workspace::{Entry, display};
+
+/// Files larger than this are read whole only through `view_range`.
+pub const MAX_VIEW_BYTES: u64 = 10 * 1024 * 1024;
+
+pub static VIEW: ToolSpec = ToolSpec {
+    name: "view",
+    description: "Read a text file (or a line range of it), or list a directory: sorted entries, one per line, `/` after directories.",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::Str,
+            default: Default::Required,
+            doc: "File or directory, relative to the workspace",
+        },
+        Param {
+            name: "view_range",
+            kind: Kind::Range,
+            default: Default::None,
+            doc: "[start, end] lines, 1-based and inclusive; end -1 means to the end of the file",
+        },
+    ],
+    returns: "str",
+    risk: None,
+    handler: view,
+};
+
+pub static CREATE: ToolSpec = ToolSpec {
+    name: "create",
+    description: "Create a new file with the given text (parent directories are created). Fails if the path exists.",
+    params: &[
+        Param { name: "path", kind: Kind::Str, default: Default::Required, doc: "New file, relative to the workspace" },
+        Param { name: "file_text", kind: Kind::Str, default: Default::Required, doc: "The whole content" },
+    ],
+    returns: "str",
+    risk: None,
+    handler: create,
+};
+
+pub static EDIT: ToolSpec = ToolSpec {
+    name: "edit",
+    description: "Replace the one occurrence of old_str in a file with new_str. old_str must occur exactly once.",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::Str,
+            default: Default::Required,
+            doc: "File to edit, relative to the workspace",
+        },
+        Param {
+            name: "old_str",
+            kind: Kind::Str,
+            default: Default::Required,
+            doc: "Exact text to replace; must be unique in the file",
+        },
+        Param { name: "new_str", kind: Kind::Str, default: Default::Required, doc: "Replacement text" },
+    ],
+    returns: "str",
+    risk: None,
+    handler: edit,
+};
+
+fn view(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+    let rel = ctx.workspace.confine(args.str("path")?)?;
+    if ctx.workspace.entry(&rel)? == Entry::Dir {
+        return Ok(Value::Str(ctx.workspace.list(&rel)?.join("\n")));
+    }
+    match args.get("view_range") {
+        Value::List(items) | Value::Tuple(items) => match items.as_slice() {
+            [Value::Int(start), Value::Int(end)] => view_lines(ctx, &rel, *start, *end).map(Value::Str),
+            _ => Err(ToolError::type_error("view() argument 'view_range' must be [start, end]")),
+        },
+        _ => read_text(ctx, args.str("path")?).map(Value::Str),
+    }
+}
+
+/// A whole text file inside the workspace (at most [`MAX_VIEW_BYTES`]).
+pub fn read_text(ctx: &ToolContext, path: &str) -> Result<String, ToolError> {
+    let rel = ctx.workspace.confine(path)?;
+    decode(ctx.workspace.read(&rel, MAX_VIEW_BYTES)?, &rel)
+}
+
+/// Lines `start..=end` (1-based; `end == -1` means to the end), streamed so large files work.
+fn view_lines(ctx: &ToolContext, rel: &Path, start: i64, end: i64) -> Result<String, ToolError> {
+    if start < 1 || (end != -1 && end < start) {
+        return Err(ToolError::value(format!(
+            "view_range [{start}, {end}] is invalid: start must be >= 1 and end >= start (or -1 for the end of the file)"
+        )));
+    }
+    let (file, _) = ctx.workspace.open_regular(rel)?;
+    let mut reader = BufReader::new(file);
+    let mut out = Vec::new();
+    let mut line = Vec::new();
+    let mut number: i64 = 0;
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).map_err(|e| ToolError::io(&e, &display(rel)))?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        if number >= start {
+            out.extend_from_slice(&line);
+            if out.len() as u64 > MAX_VIEW_BYTES {
+                return Err(ToolError::value(format!(
+                    "lines {start}..{end} of '{}' are over {MAX_VIEW_BYTES} bytes; ask for fewer lines",
+                    display(rel)
+                )));
+            }
+        }
+        if end != -1 && number >= end {
+            break;
+        }
+    }
+    if number < start {
+        return Err(ToolError::value(format!(
+            "view_range starts at line {start} but '{}' has {number} lines",
+            display(rel)
+        )));
+    }
+    decode(out, rel)
+}
+
+fn create(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+    let path = args.str("path")?;
+    let text = args.str("file_text")?;
+    let rel = ctx.workspace.confine(path)?;
+    ctx.workspace.create_new(&rel, text.as_bytes())?;
+    Ok(Value::Str(format!("Created {} ({} lines)", display(&rel), count_lines(text))))
+}
+
+fn edit(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+    let old = args.str("old_str")?;
+    let new = args.str("new_str")?;
+    let rel = ctx.workspace.confine(args.str("path")?)?;
+    if old.is_empty() {
+        return Err(ToolError::value("edit() old_str must not be empty; to write a whole file use create()"));
+    }
+    // Edit the file a symlink points to (inside the workspace), never replace the link itself.
+    let real = ctx.workspace.canonical(&rel)?;
+    let text = decode(ctx.workspace.read(&real, MAX_VIEW_BYTES)?, &rel)?;
+    let count = text.matches(old).count();
+    match count {
+        0 => {
+            return Err(ToolError::value(format!(
+                "old_str was not found in {}; view the file and copy the text exactly, including whitespace",
+                display(&rel)
+            )));
+        }
+        1 => {}
+        n => {
+            return Err(ToolError::value(format!(
+                "old_str occurs {n} times in {}; include more surrounding text so it occurs exactly once",
+                display(&rel)
+            )));
+        }
+    }
+    let at = text.find(old).unwrap_or(0);
+    let line = text[..at].matches('\n').count() + 1;
+    let updated = text.replacen(old, new, 1);
+    ctx.workspace.replace(&real, updated.as_bytes())?;
+    Ok(Value::Str(format!("Edited {} at line {line}", display(&rel))))
+}
+
+/// Decodes UTF-8, or raises `UnicodeDecodeError` naming the file and the first bad byte.
+fn decode(bytes: Vec<u8>, rel: &Path) -> Result<String, ToolError> {
+    String::from_utf8(bytes).map_err(|err| {
+        let at = err.utf8_error().valid_up_to();
+        let byte = err.as_bytes().get(at).copied().unwrap_or(0);
+        ToolError::new(
+            ErrorKind::UnicodeDecode,
+            format!(
+                "'utf-8' codec can't decode byte 0x{byte:02x} in position {at} of '{}': the file is not UTF-8 text",
+                display(rel)
+            ),
+        )
+    })
+}
+
+/// Lines as an editor counts them: a final line without a newline still counts.
+fn count_lines(text: &str) -> usize {
+    let newlines = text.matches('\n').count();
+    if text.is_empty() || text.ends_with('\n') { newlines } else { newlines + 1 }
+}

@@ -1,0 +1,164 @@
+//! `glob`: workspace files whose path matches a pattern, sorted.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use ignore::WalkBuilder;
+
+use super::args::Args;
+use super::context::ToolContext;
+use super::error::ToolError;
+use super::pattern;
+use super::spec::{Default, Kind, Param, ToolSpec};
+use super::value::Value;
+use super::workspace::{Entry, display};
+
+/// Most paths one call returns.
+pub const MAX_MATCHES: usize = 10_000;
+
+/// Directories skipped below the search root unless `exclude_dirs` says otherwise.
+pub const DEFAULT_EXCLUDES: &[&str] = &[
+    ".git",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "target",
+    "dist",
+    "build",
+    ".next",
+    ".nuxt",
+];
+
+pub static GLOB: ToolSpec = ToolSpec {
+    name: "glob",
+    description: "Find files by glob pattern (`**` crosses directories, `{a,b}` alternatives). Returns workspace-relative paths, sorted.",
+    params: &[
+        Param {
+            name: "pattern",
+            kind: Kind::Str,
+            default: Default::Required,
+            doc: "Glob such as `src/**/*.{py,md}`, relative to each of paths",
+        },
+        Param {
+            name: "paths",
+            kind: Kind::Paths,
+            default: Default::Str("."),
+            doc: "Directory or directories to search",
+        },
+        Param {
+            name: "exclude_dirs",
+            kind: Kind::StrList,
+            default: Default::None,
+            doc: "Directory names to skip below the search root; None skips .git, node_modules, target, … ; [] skips nothing",
+        },
+    ],
+    returns: "list[str]",
+    risk: None,
+    handler: glob,
+};
+
+fn glob(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+    let raw = args.str("pattern")?;
+    let pattern = raw.trim_start_matches("./");
+    if pattern.is_empty() {
+        return Err(ToolError::value("glob() pattern must not be empty; use '**/*' for every file"));
+    }
+    if Path::new(pattern).is_absolute() || pattern.split('/').any(|s| s == "..") {
+        return Err(ToolError::value(format!(
+            "glob() pattern {raw:?} must be relative to paths and must not contain '..'; pass the directory as paths=…"
+        )));
+    }
+    let roots = args.str_list("paths")?.unwrap_or_else(|| vec![".".into()]);
+    let excludes: Vec<String> = match args.str_list("exclude_dirs")? {
+        Some(list) => list,
+        None => DEFAULT_EXCLUDES.iter().map(|s| (*s).to_owned()).collect(),
+    };
+    let (matcher, alternatives) = pattern::compile(pattern)?;
+    let mut found = BTreeSet::new();
+    for root in &roots {
+        let root_rel = ctx.workspace.canonical(&ctx.workspace.confine(root)?)?;
+        // Walk only below the literal part of each alternative, and no deeper than it can match.
+        let mut starts: Vec<(String, Option<usize>)> =
+            alternatives.iter().map(|a| pattern::literal_prefix(a)).collect();
+        starts.sort();
+        starts.dedup();
+        for (prefix, depth) in starts {
+            let start = if prefix.is_empty() { root_rel.clone() } else { root_rel.join(&prefix) };
+            let search = Search { root: &root_rel, matcher: &matcher, excludes: &excludes };
+            search.walk(ctx, &start, depth, &mut found)?;
+        }
+    }
+    if found.len() > MAX_MATCHES {
+        ctx.warn(&format!(
+            "glob({raw:?}): {} files matched; returning the first {MAX_MATCHES}. Narrow the pattern or paths.",
+            found.len()
+        ));
+    }
+    Ok(Value::str_list(found.into_iter().take(MAX_MATCHES)))
+}
+
+struct Search<'a> {
+    /// The search root, relative to the workspace; patterns match paths relative to it.
+    root: &'a Path,
+    matcher: &'a globset::GlobSet,
+    excludes: &'a [String],
+}
+
+impl Search<'_> {
+    fn walk(
+        &self,
+        ctx: &ToolContext,
+        start: &Path,
+        depth: Option<usize>,
+        found: &mut BTreeSet<String>,
+    ) -> Result<(), ToolError> {
+        let ws = &ctx.workspace;
+        let start_entry = match ws.entry(start) {
+            Ok(entry) => entry,
+            // A literal prefix that does not exist simply matches nothing.
+            Err(_) if start != self.root => return Ok(()),
+            Err(err) => return Err(err),
+        };
+        if start_entry != Entry::Dir {
+            return Err(ToolError::new(
+                super::error::ErrorKind::NotADirectory,
+                format!("glob() paths must be directories: '{}' is a file", display(start)),
+            ));
+        }
+        let host_start = ws.host_dir(start)?;
+        let host_root = ws.root().join(self.root);
+        let excludes = self.excludes.to_vec();
+        let walker = WalkBuilder::new(&host_start)
+            .standard_filters(false)
+            .follow_links(false)
+            .max_depth(depth)
+            .filter_entry(move |entry| {
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                !(is_dir && entry.depth() > 0 && excludes.iter().any(|x| entry.file_name() == x.as_str()))
+            })
+            .build();
+        for (seen, entry) in walker.enumerate() {
+            if seen % 2048 == 0 {
+                ctx.check_deadline("glob")?;
+            }
+            let Ok(entry) = entry else { continue };
+            let Some(file_type) = entry.file_type() else { continue };
+            let Ok(under_root) = entry.path().strip_prefix(&host_root) else { continue };
+            if !self.matcher.is_match(under_root) {
+                continue;
+            }
+            let rel: PathBuf = self.root.join(under_root);
+            // Symlinks count when they lead to a regular file inside the workspace.
+            let is_file = file_type.is_file() || (file_type.is_symlink() && ws.entry(&rel) == Ok(Entry::File));
+            if is_file {
+                found.insert(display(&rel));
+            }
+        }
+        Ok(())
+    }
+}

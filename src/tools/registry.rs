@@ -1,0 +1,89 @@
+//! The tool registry: the built-in tools, filtered by the allow and deny lists, and the one
+//! entry point that binds arguments and calls a tool.
+
+use super::args;
+use super::context::ToolContext;
+use super::error::ToolError;
+use super::spec::ToolSpec;
+use super::value::Value;
+use super::{bash, files, glob, grep, sql};
+use crate::config::ToolFilter;
+
+/// Every built-in tool, in the order the instructions present them.
+pub const BUILTINS: &[&ToolSpec] =
+    &[&files::VIEW, &files::CREATE, &files::EDIT, &glob::GLOB, &grep::GREP, &bash::BASH, &sql::SQL];
+
+/// The tools offered in this run.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    tools: Vec<&'static ToolSpec>,
+    disabled: Vec<&'static str>,
+}
+
+impl Registry {
+    /// The built-ins that `filter` allows.
+    #[must_use]
+    pub fn new(filter: &ToolFilter) -> Self {
+        let (tools, disabled): (Vec<_>, Vec<_>) = BUILTINS.iter().copied().partition(|t| filter.allows(t.name));
+        Self { tools, disabled: disabled.into_iter().map(|t| t.name).collect() }
+    }
+
+    /// The offered tools, in presentation order.
+    #[must_use]
+    pub fn tools(&self) -> &[&'static ToolSpec] {
+        &self.tools
+    }
+
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&'static ToolSpec> {
+        self.tools.iter().copied().find(|t| t.name == name)
+    }
+
+    /// Whether `name` is a tool that configuration switched off.
+    #[must_use]
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.disabled.contains(&name)
+    }
+
+    /// The offered tool names, comma-separated, for error messages.
+    #[must_use]
+    pub fn names(&self) -> String {
+        self.tools.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Binds the arguments and runs the tool.
+    pub fn call(
+        &self,
+        ctx: &mut ToolContext,
+        spec: &'static ToolSpec,
+        positional: Vec<Value>,
+        keywords: Vec<(String, Value)>,
+    ) -> Result<Value, ToolError> {
+        let bound = args::bind(spec, positional, keywords)?;
+        (spec.handler)(ctx, &bound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_unique_identifiers() {
+        let mut names: Vec<&str> = BUILTINS.iter().map(|t| t.name).collect();
+        assert!(names.iter().all(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '_')));
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), BUILTINS.len());
+    }
+
+    #[test]
+    fn allow_and_deny_lists_filter_the_registry() {
+        let filter = ToolFilter { allow: Some(vec!["view".into(), "bash".into()]), deny: vec!["bash".into()] };
+        let registry = Registry::new(&filter);
+        assert_eq!(registry.names(), "view");
+        assert!(registry.is_disabled("bash"));
+        assert!(registry.is_disabled("grep"));
+        assert!(!registry.is_disabled("nonexistent"));
+    }
+}

@@ -1,0 +1,82 @@
+//! The Python corpus: every `tests/fixtures/python/*.py` runs through `codeact run` in a fresh
+//! copy of the fixture workspace. A program passes when it exits 0 (its own asserts hold) and,
+//! if a `NAME.out` file sits beside it, prints exactly that.
+//!
+//! Header comments adjust a case:
+//! - `# args: --timeout 1` extra flags for `codeact run`;
+//! - `# expect-error: TimeoutError` the run must fail with this exception type (exit 1).
+
+use std::path::Path;
+
+use crate::support::{TestEnv, fixtures};
+
+/// One corpus program and what it expects.
+struct Case {
+    name: String,
+    code: String,
+    args: Vec<String>,
+    expect_error: Option<String>,
+    expect_stdout: Option<String>,
+}
+
+fn load(path: &Path) -> Case {
+    let code = std::fs::read_to_string(path).expect("read corpus file");
+    let mut args = Vec::new();
+    let mut expect_error = None;
+    for line in code.lines().take_while(|l| l.starts_with('#')) {
+        if let Some(rest) = line.strip_prefix("# args:") {
+            args.extend(rest.split_whitespace().map(str::to_owned));
+        } else if let Some(rest) = line.strip_prefix("# expect-error:") {
+            expect_error = Some(rest.trim().to_owned());
+        }
+    }
+    let expect_stdout = std::fs::read_to_string(path.with_extension("out")).ok();
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    Case { name, code, args, expect_error, expect_stdout }
+}
+
+/// Runs one case; returns a description of what went wrong, if anything.
+fn check(case: &Case) -> Option<String> {
+    let env = TestEnv::with_fixture_workspace();
+    let mut args: Vec<&str> = vec!["run", "--json"];
+    args.extend(case.args.iter().map(String::as_str));
+    let out = env.run(&args, &case.code);
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&out.stdout) else {
+        return Some(format!("{}: stdout is not JSON:\n{}\n{}", case.name, out.stdout, out.stderr));
+    };
+    let error_type = json["error"]["type"].as_str().map(str::to_owned);
+    match (&case.expect_error, &error_type) {
+        (None, None) if out.code == 0 => {}
+        (Some(want), Some(got)) if want == got && out.code == 1 => {}
+        _ => {
+            return Some(format!(
+                "{}: expected {}, got exit {} with {}",
+                case.name,
+                case.expect_error.as_deref().map_or("success".to_owned(), |e| format!("error {e}")),
+                out.code,
+                json["error"]
+            ));
+        }
+    }
+    if let Some(want) = &case.expect_stdout {
+        let got = json["stdout"].as_str().unwrap_or_default();
+        if got != want {
+            return Some(format!("{}: stdout differs\n--- expected\n{want}\n--- got\n{got}", case.name));
+        }
+    }
+    None
+}
+
+#[test]
+fn python_corpus_passes_on_monty() {
+    let dir = fixtures().join("python");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("corpus dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 40, "the corpus should hold at least 40 programs, found {}", paths.len());
+    let failures: Vec<String> = paths.iter().map(|p| load(p)).filter_map(|case| check(&case)).collect();
+    assert!(failures.is_empty(), "{} of {} corpus programs failed:\n\n{}", failures.len(), paths.len(), failures.join("\n\n"));
+}

@@ -1,0 +1,218 @@
+//! [`TestEnv`]: a temporary workspace, HOME, XDG dirs, COPILOT_HOME and config dir per test,
+//! and helpers that run the real binary in it. The test process's own environment is never
+//! changed; everything is passed to the child.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// The binary under test.
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_codeact");
+
+/// An isolated environment: `root/ws` is the workspace, `root/home` is HOME.
+pub(crate) struct TestEnv {
+    temp: TempDir,
+    env: Vec<(String, String)>,
+}
+
+/// What one run of the binary produced.
+#[derive(Debug)]
+pub(crate) struct Output {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl TestEnv {
+    pub(crate) fn new() -> Self {
+        let temp = tempfile::Builder::new().prefix("codeact-test-").tempdir().expect("tempdir");
+        for dir in ["ws", "home", "home/.config", "home/.cache", "home/.copilot", "outside"] {
+            std::fs::create_dir_all(temp.path().join(dir)).expect("mkdir");
+        }
+        Self { temp, env: Vec::new() }
+    }
+
+    /// A copy of `tests/fixtures/workspace` as the workspace.
+    pub(crate) fn with_fixture_workspace() -> Self {
+        let env = Self::new();
+        copy_dir(&fixtures().join("workspace"), &env.workspace());
+        env
+    }
+
+    pub(crate) fn root(&self) -> PathBuf {
+        self.temp.path().canonicalize().expect("canonical temp dir")
+    }
+
+    pub(crate) fn workspace(&self) -> PathBuf {
+        self.root().join("ws")
+    }
+
+    /// A directory beside the workspace, for escape attempts to aim at.
+    pub(crate) fn outside(&self) -> PathBuf {
+        self.root().join("outside")
+    }
+
+    pub(crate) fn home(&self) -> PathBuf {
+        self.root().join("home")
+    }
+
+    /// The user config dir the binary sees (`$XDG_CONFIG_HOME/codeact`).
+    pub(crate) fn user_config_dir(&self) -> PathBuf {
+        self.home().join(".config").join("codeact")
+    }
+
+    /// Writes a file in the workspace, creating parent directories.
+    pub(crate) fn file(self, path: &str, contents: impl AsRef<[u8]>) -> Self {
+        write(&self.workspace().join(path), contents.as_ref());
+        self
+    }
+
+    /// Writes a file outside the workspace.
+    pub(crate) fn outside_file(self, path: &str, contents: impl AsRef<[u8]>) -> Self {
+        write(&self.outside().join(path), contents.as_ref());
+        self
+    }
+
+    /// Creates a symlink at `link` (in the workspace) pointing to `target` (as given).
+    pub(crate) fn symlink(self, target: impl AsRef<Path>, link: &str) -> Self {
+        let link = self.workspace().join(link);
+        std::fs::create_dir_all(link.parent().expect("parent")).expect("mkdir");
+        std::os::unix::fs::symlink(target, link).expect("symlink");
+        self
+    }
+
+    pub(crate) fn user_config(self, json: &str) -> Self {
+        write(&self.user_config_dir().join("config.json"), json.as_bytes());
+        self
+    }
+
+    pub(crate) fn project_config(self, json: &str) -> Self {
+        write(&self.workspace().join(".codeact/config.json"), json.as_bytes());
+        self
+    }
+
+    pub(crate) fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The binary with a clean environment pointing into this test's directories.
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        let home = self.home();
+        command
+            .args(args)
+            .current_dir(self.workspace())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("COPILOT_HOME", home.join(".copilot"))
+            .env("NO_COLOR", "1");
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        command
+    }
+
+    /// Runs the binary with `args`, feeding `stdin`.
+    pub(crate) fn run(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn codeact");
+        let mut input = child.stdin.take().expect("stdin");
+        let stdin = stdin.to_owned();
+        let writer = std::thread::spawn(move || {
+            let _ = input.write_all(stdin.as_bytes());
+        });
+        let output = child.wait_with_output().expect("wait for codeact");
+        writer.join().expect("stdin writer");
+        Output {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// `codeact run` with the program on stdin.
+    pub(crate) fn run_code(&self, code: &str) -> Output {
+        self.run(&["run"], code)
+    }
+
+    /// `codeact run --json` with extra flags; returns the parsed object and the exit code.
+    pub(crate) fn run_json(&self, code: &str, flags: &[&str]) -> (i32, Value) {
+        let mut args = vec!["run", "--json"];
+        args.extend_from_slice(flags);
+        let out = self.run(&args, code);
+        let value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", out.stdout, out.stderr));
+        (out.code, value)
+    }
+
+    /// Runs a program that must succeed and returns its stdout.
+    pub(crate) fn stdout_of(&self, code: &str) -> String {
+        let out = self.run_code(code);
+        assert_eq!(out.code, 0, "program failed:\n{code}\nstderr:\n{}", out.stderr);
+        out.stdout
+    }
+
+    /// Runs a program that must fail and returns (error type, message) from `--json`.
+    pub(crate) fn error_of(&self, code: &str) -> (String, String) {
+        let (status, value) = self.run_json(code, &[]);
+        assert_eq!(status, 1, "program should have failed: {value}");
+        let error = &value["error"];
+        (error["type"].as_str().unwrap_or_default().to_owned(), error["message"].as_str().unwrap_or_default().to_owned())
+    }
+}
+
+impl Output {
+    /// Asserts the exit code and returns self for more checks.
+    pub(crate) fn code(self, expected: i32) -> Self {
+        assert_eq!(self.code, expected, "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    /// Asserts the whole stdout.
+    pub(crate) fn stdout(self, expected: &str) -> Self {
+        pretty_assertions::assert_eq!(self.stdout, expected, "stderr:\n{}", self.stderr);
+        self
+    }
+
+    /// Asserts the whole stderr.
+    pub(crate) fn stderr(self, expected: &str) -> Self {
+        pretty_assertions::assert_eq!(self.stderr, expected);
+        self
+    }
+}
+
+pub(crate) fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
+}
+
+fn write(path: &Path, contents: &[u8]) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, contents).expect("write");
+}
+
+/// Copies a directory tree (regular files and directories only).
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
