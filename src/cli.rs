@@ -93,10 +93,10 @@ pub struct CommonArgs {
 pub enum BackendChoice {
     /// The best backend that works here.
     Auto,
-    /// Monty, the embedded interpreter (always available).
+    /// `Monty`, the embedded interpreter (always available).
     Monty,
-    /// Full CPython as a WebAssembly component.
+    /// Full `CPython` as a `WebAssembly` component.
     Wasm,
-    /// Full CPython in a Hyperlight micro-VM.
+    /// Full `CPython` in a `Hyperlight` micro-VM.
     Hyperlight,
 }

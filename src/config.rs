@@ -1,7 +1,7 @@
 //! Flags, environment and `config.json` files resolved into one [`Config`].
 //!
-//! Precedence, highest first: flags > `CODEACT_*` variables > `<workspace>/.codeact/config.json`
-//! > the user's `config.json` > defaults. Unknown keys and wrong types are errors naming the
+//! Precedence, highest first: flags, then `CODEACT_*` variables, then
+//! `<workspace>/.codeact/config.json`, then the user's `config.json`, then defaults. Unknown keys and wrong types are errors naming the
 //! file and the key; nothing in a config file is silently ignored.
 
 use std::path::{Path, PathBuf};

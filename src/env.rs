@@ -18,6 +18,8 @@ pub const DISABLE: &str = "CODEACT_DISABLE";
 /// Directory holding the user's `config.json` and `tools/`.
 pub const CONFIG_DIR: &str = "CODEACT_CONFIG_DIR";
 
+use std::fmt::Write as _;
+
 /// Every variable with a one-line description, for `--help` and the README.
 pub const ALL: &[(&str, &str)] = &[
     (BACKEND, "backend when --backend is not given (auto, monty, wasm, hyperlight)"),
@@ -41,7 +43,7 @@ pub fn var(name: &str) -> Option<String> {
 pub fn help_section() -> String {
     let mut text = String::from("Environment:\n");
     for (name, about) in ALL {
-        text.push_str(&format!("  {name:<24} {about}\n"));
+        let _ = writeln!(text, "  {name:<24} {about}");
     }
     text.push_str("  NO_COLOR                 disable colour in messages");
     text

@@ -9,6 +9,7 @@
 //! large stack so deep recursion ends in `RecursionError`, not a crash.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use monty::{FunctionCall, MontyRun, NameLookup, OsCall, RunProgress};
@@ -38,7 +39,7 @@ pub fn run(program: &str, host: &mut Host) -> Outcome {
             .name("monty".into())
             .stack_size(STACK_BYTES)
             .spawn_scoped(scope, || execute(program, host, &mut capture))
-            .map(|thread| thread.join())
+            .map(std::thread::ScopedJoinHandle::join)
     });
     disarm_memory();
     let (return_value, return_repr, error) = match result {
@@ -289,16 +290,16 @@ fn compile_error(exc: &MontyException, program: &str) -> ProgramError {
     }
     let mut traceback = format!("  File \"{SCRIPT_NAME}\"");
     if let Some(frame) = frame {
-        traceback.push_str(&format!(", line {}\n", frame.start.line));
+        let _ = writeln!(traceback, ", line {}", frame.start.line);
         let source = program.lines().nth(frame.start.line.saturating_sub(1) as usize).unwrap_or_default();
         let trimmed = source.trim_start();
         let indent = source.len() - trimmed.len();
         let column = (frame.start.column as usize).saturating_sub(1).saturating_sub(indent);
-        traceback.push_str(&format!("    {trimmed}\n    {}^\n", " ".repeat(column.min(trimmed.chars().count()))));
+        let _ = writeln!(traceback, "    {trimmed}\n    {}^", " ".repeat(column.min(trimmed.chars().count())));
     } else {
         traceback.push('\n');
     }
-    traceback.push_str(&format!("{kind}: {message}"));
+    let _ = write!(traceback, "{kind}: {message}");
     ProgramError { kind, message, line, traceback }
 }
 

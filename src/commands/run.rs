@@ -39,7 +39,8 @@ fn read_program(args: &RunArgs) -> Result<String> {
         return Ok(code.clone());
     }
     if let Some(path) = &args.file {
-        let bytes = std::fs::read(path).with_context(|| format!("failed to read program `{}`", path.display()))?;
+        let bytes = std::fs::read(path)
+            .map_err(|err| UsageError(format!("failed to read program `{}`: {err}", path.display())))?;
         return String::from_utf8(bytes)
             .map_err(|_| UsageError(format!("program `{}` is not UTF-8 text", path.display())).into());
     }

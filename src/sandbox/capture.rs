@@ -2,6 +2,8 @@
 //! bounded however much it prints, and the model sees the start and the end with one marker
 //! line between them.
 
+use std::fmt::Write as _;
+
 /// Captured stdout within a byte budget.
 #[derive(Debug)]
 pub struct Capture {
@@ -60,10 +62,11 @@ impl Capture {
         if !head.is_empty() && !head.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&format!(
-            "[… {elided} bytes of output elided ({} printed, budget {}); print less: summarise, count or slice …]\n",
+        let _ = writeln!(
+            out,
+            "[… {elided} bytes of output elided ({} printed, budget {}); print less: summarise, count or slice …]",
             self.total, self.limit
-        ));
+        );
         out.push_str(tail);
         (out, true)
     }

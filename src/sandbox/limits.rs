@@ -59,7 +59,11 @@ pub fn format_size(bytes: usize) -> String {
         if bytes >= size {
             #[expect(clippy::cast_precision_loss, reason = "display only")]
             let value = bytes as f64 / size as f64;
-            return if bytes % size == 0 { format!("{} {unit}", bytes / size) } else { format!("{value:.1} {unit}") };
+            return if bytes.is_multiple_of(size) {
+                format!("{} {unit}", bytes / size)
+            } else {
+                format!("{value:.1} {unit}")
+            };
         }
     }
     format!("{bytes} bytes")

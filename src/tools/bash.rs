@@ -2,6 +2,7 @@
 //! as such. Its process group is killed at the timeout, every stream is capped, and the child
 //! is always reaped.
 
+use std::fmt::Write as _;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
@@ -23,7 +24,7 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 pub static BASH: ToolSpec = ToolSpec {
     name: "bash",
-    description: "Run a shell command (`sh -c`) in the workspace. Not sandboxed: it can touch anything the user can.",
+    description: "Run a shell command (`sh -c`) in the workspace; returns {\"stdout\", \"stderr\", \"returncode\"}. Prefer the other tools: this one is not sandboxed.",
     params: &[
         Param { name: "command", kind: Kind::Str, default: Default::Required, doc: "Shell command line" },
         Param {
@@ -82,7 +83,7 @@ fn bash(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
         let why = if run_limited { "the run's time limit was reached".to_owned() } else { format!("timeout={asked}s") };
         let mut message = format!("bash() command timed out ({why}); its process group was killed");
         if !stdout.is_empty() {
-            message.push_str(&format!("\npartial stdout:\n{}", tail(&stdout, 2000)));
+            let _ = write!(message, "\npartial stdout:\n{}", tail(&stdout, 2000));
         }
         return Err(ToolError::new(ErrorKind::Timeout, message));
     }
@@ -104,7 +105,7 @@ fn capture(mut stream: impl Read + Send + 'static) -> Capture {
     thread::spawn(move || {
         let mut kept = Vec::new();
         let mut dropped: u64 = 0;
-        let mut buf = [0u8; 64 * 1024];
+        let mut buf = vec![0u8; 64 * 1024];
         loop {
             match stream.read(&mut buf) {
                 Ok(0) | Err(_) => break,
@@ -128,7 +129,7 @@ impl Capture {
         };
         let mut text = String::from_utf8_lossy(&kept).into_owned();
         if dropped > 0 {
-            text.push_str(&format!("\n[… {dropped} more bytes of {name} dropped: streams are capped at 1 MiB …]\n"));
+            let _ = writeln!(text, "\n[… {dropped} more bytes of {name} dropped: streams are capped at 1 MiB …]");
         }
         text
     }

@@ -1,5 +1,5 @@
 //! [`ToolContext`]: the state tools share during one run — the workspace, the deadline, the
-//! program's stderr, and the run's SQLite connections.
+//! program's stderr, and the run's `SQLite` connections.
 
 use std::time::{Duration, Instant};
 

@@ -97,11 +97,10 @@ impl Kind {
     pub fn accepts(self, value: &Value) -> bool {
         let all_str = |items: &[Value]| items.iter().all(|v| matches!(v, Value::Str(_)));
         match (self, value) {
-            (Self::Str, Value::Str(_))
-            | (Self::Int, Value::Int(_))
-            | (Self::Number, Value::Int(_) | Value::Float(_))
+            (Self::Str | Self::Paths, Value::Str(_))
+            | (Self::Int | Self::Number, Value::Int(_))
+            | (Self::Number, Value::Float(_))
             | (Self::Bool, Value::Bool(_))
-            | (Self::Paths, Value::Str(_))
             | (Self::SqlParams, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) => true,
             (Self::Paths | Self::StrList, Value::List(items) | Value::Tuple(items)) => all_str(items),
             (Self::Range, Value::List(items) | Value::Tuple(items)) => {

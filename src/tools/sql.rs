@@ -1,4 +1,4 @@
-//! `sql`: SQLite, bundled into the binary. `:memory:` is one database shared by every call in a
+//! `sql`: `SQLite`, bundled into the binary. `:memory:` is one database shared by every call in a
 //! run; a file database must lie inside the workspace, and SQL cannot reach past it (`ATTACH`
 //! and `VACUUM INTO` are refused by an authorizer).
 
@@ -80,7 +80,7 @@ fn sql(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
 }
 
 /// Resolves a database path inside the workspace: an existing regular file, or a new file in an
-/// existing directory. Symlinks are resolved inside the workspace first, and SQLite opens the
+/// existing directory. Symlinks are resolved inside the workspace first, and `SQLite` opens the
 /// result with `SQLITE_OPEN_NOFOLLOW`.
 fn database_file(ctx: &ToolContext, db_path: &str) -> Result<PathBuf, ToolError> {
     let ws = &ctx.workspace;
@@ -117,36 +117,44 @@ fn open(path: &Path, shown: &str) -> Result<Connection, ToolError> {
     Ok(conn)
 }
 
+/// Runs `query`: one statement (rows, or rows affected), or a script of several statements
+/// that return no rows. Statements are prepared one at a time, so a script may use a table
+/// that an earlier statement creates.
 fn execute(conn: &Connection, query: &str, params: &Value, warnings: &mut Vec<String>) -> Result<Value, ToolError> {
-    match conn.prepare(query) {
-        Ok(mut statement) => run_one(conn, &mut statement, params, warnings),
-        Err(rusqlite::Error::MultipleStatement) => {
-            if *params != Value::None {
-                return Err(ToolError::value(
-                    "sql() params work with a single statement; run the statements one by one",
-                ));
-            }
-            run_script(conn, query)
+    let mut batch = rusqlite::Batch::new(conn, query);
+    let Some(mut first) = batch.next().map_err(|e| sql_error(&e))? else {
+        return Ok(rows_affected(0));
+    };
+    bind(&mut first, params)?;
+    if first.column_count() > 0 {
+        let rows = collect_rows(&mut first, warnings)?;
+        if batch.next().map_err(|e| sql_error(&e))?.is_some() {
+            return Err(ToolError::value(
+                "sql() a query that returns rows must be the only statement; run the others in their own sql() call",
+            ));
         }
-        Err(err) => Err(sql_error(&err)),
+        return Ok(rows);
     }
+    let mut changed = first.raw_execute().map_err(|e| sql_error(&e))? as u64;
+    while let Some(mut statement) = batch.next().map_err(|e| sql_error(&e))? {
+        if *params != Value::None {
+            return Err(ToolError::value("sql() params work with a single statement; run the statements one by one"));
+        }
+        if statement.column_count() > 0 {
+            return Err(ToolError::value(
+                "sql() a script of several statements must not return rows; run the SELECT as its own sql() call",
+            ));
+        }
+        changed += statement.raw_execute().map_err(|e| sql_error(&e))? as u64;
+    }
+    Ok(rows_affected(changed))
 }
 
-fn run_one(
-    conn: &Connection,
-    statement: &mut Statement<'_>,
-    params: &Value,
-    warnings: &mut Vec<String>,
-) -> Result<Value, ToolError> {
-    bind(statement, params)?;
-    if statement.column_count() == 0 {
-        let changed = statement.raw_execute().map_err(|e| sql_error(&e))?;
-        let _ = conn;
-        return Ok(Value::List(vec![Value::dict([(
-            "rows_affected",
-            Value::Int(i64::try_from(changed).unwrap_or(i64::MAX)),
-        )])]));
-    }
+fn rows_affected(count: u64) -> Value {
+    Value::List(vec![Value::dict([("rows_affected", Value::Int(i64::try_from(count).unwrap_or(i64::MAX)))])])
+}
+
+fn collect_rows(statement: &mut Statement<'_>, warnings: &mut Vec<String>) -> Result<Value, ToolError> {
     let names: Vec<String> = statement.column_names().iter().map(|n| (*n).to_owned()).collect();
     let mut rows = statement.raw_query();
     let mut out = Vec::new();
@@ -165,20 +173,6 @@ fn run_one(
         out.push(Value::dict(fields));
     }
     Ok(Value::List(out))
-}
-
-fn run_script(conn: &Connection, script: &str) -> Result<Value, ToolError> {
-    let mut batch = rusqlite::Batch::new(conn, script);
-    let mut changed: u64 = 0;
-    while let Some(mut statement) = batch.next().map_err(|e| sql_error(&e))? {
-        if statement.column_count() > 0 {
-            return Err(ToolError::value(
-                "sql() a script of several statements must not return rows; run the SELECT as its own sql() call",
-            ));
-        }
-        changed += statement.raw_execute().map_err(|e| sql_error(&e))? as u64;
-    }
-    Ok(Value::List(vec![Value::dict([("rows_affected", Value::Int(i64::try_from(changed).unwrap_or(i64::MAX)))])]))
 }
 
 fn bind(statement: &mut Statement<'_>, params: &Value) -> Result<(), ToolError> {

@@ -152,7 +152,19 @@ impl Workspace {
     /// which fails if anything already exists there. Parent directories are created.
     pub fn create_new(&self, rel: &Path, contents: &[u8]) -> Result<(), ToolError> {
         let parent = rel.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        self.dir.create_dir_all(parent).map_err(|e| io_error(&e, parent))?;
+        match self.entry(parent) {
+            Ok(Entry::Dir) => {}
+            Ok(_) => {
+                return Err(ToolError::new(
+                    ErrorKind::NotADirectory,
+                    format!("not a directory: '{}'", display(parent)),
+                ));
+            }
+            Err(err) if err.kind == ErrorKind::FileNotFound => {
+                self.dir.create_dir_all(parent).map_err(|e| io_error(&e, parent))?;
+            }
+            Err(err) => return Err(err),
+        }
         let temp = self.write_temp(rel, contents, None)?;
         let linked = self.dir.hard_link(&temp, &self.dir, rel);
         let _ = self.dir.remove_file(&temp);

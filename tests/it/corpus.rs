@@ -78,5 +78,11 @@ fn python_corpus_passes_on_monty() {
     paths.sort();
     assert!(paths.len() >= 40, "the corpus should hold at least 40 programs, found {}", paths.len());
     let failures: Vec<String> = paths.iter().map(|p| load(p)).filter_map(|case| check(&case)).collect();
-    assert!(failures.is_empty(), "{} of {} corpus programs failed:\n\n{}", failures.len(), paths.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} corpus programs failed:\n\n{}",
+        failures.len(),
+        paths.len(),
+        failures.join("\n\n")
+    );
 }

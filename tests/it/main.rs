@@ -1,6 +1,8 @@
 //! The integration tests: every test runs the real `codeact` binary in an isolated
 //! environment built by [`support::TestEnv`].
 
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first surprise")]
+
 mod cli;
 mod config;
 mod corpus;

@@ -170,7 +170,10 @@ impl TestEnv {
         let (status, value) = self.run_json(code, &[]);
         assert_eq!(status, 1, "program should have failed: {value}");
         let error = &value["error"];
-        (error["type"].as_str().unwrap_or_default().to_owned(), error["message"].as_str().unwrap_or_default().to_owned())
+        (
+            error["type"].as_str().unwrap_or_default().to_owned(),
+            error["message"].as_str().unwrap_or_default().to_owned(),
+        )
     }
 }
 

@@ -1,1 +1,164 @@
-//! placeholder
+//! Tool contracts (SPEC §3) that need the host to check: file modes, atomic writes, caps,
+//! process groups. The Python corpus covers everyday behaviour.
+
+use std::os::unix::fs::PermissionsExt;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::support::TestEnv;
+
+#[test]
+fn edit_keeps_the_file_mode_and_leaves_no_temp_files() {
+    let env = TestEnv::new().file("run.sh", "echo old\n");
+    let path = env.workspace().join("run.sh");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(env.stdout_of("print(edit(path='run.sh', old_str='old', new_str='new'))"), "Edited run.sh at line 1\n");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo new\n");
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o755);
+    let names: Vec<String> = std::fs::read_dir(env.workspace())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["run.sh"]);
+}
+
+#[test]
+fn create_makes_parents_and_refuses_to_overwrite() {
+    let env = TestEnv::new().file("keep.txt", "original");
+    assert_eq!(
+        env.stdout_of("print(create(path='a/b/new.txt', file_text='one\\ntwo\\n'))"),
+        "Created a/b/new.txt (2 lines)\n"
+    );
+    assert_eq!(std::fs::read_to_string(env.workspace().join("a/b/new.txt")).unwrap(), "one\ntwo\n");
+    let (kind, message) = env.error_of("create(path='keep.txt', file_text='clobbered')");
+    assert_eq!((kind.as_str(), message.as_str()), ("FileExistsError", "file already exists: 'keep.txt'"));
+    assert_eq!(std::fs::read_to_string(env.workspace().join("keep.txt")).unwrap(), "original");
+}
+
+#[test]
+fn view_refuses_files_over_ten_mebibytes_but_reads_their_lines() {
+    let line = "0123456789abcdef".repeat(8) + "\n";
+    let env = TestEnv::new().file("huge.txt", line.repeat(90_000));
+    let (kind, message) = env.error_of("view(path='huge.txt')");
+    assert_eq!(kind, "ValueError");
+    assert_eq!(
+        message,
+        "'huge.txt' is 11610000 bytes, over the 10485760-byte limit for one read; pass view_range to read part of it"
+    );
+    assert_eq!(env.stdout_of("print(len(view(path='huge.txt', view_range=[89999, -1]).splitlines()))"), "2\n");
+}
+
+#[test]
+fn view_lists_directories_sorted_with_a_slash_after_subdirectories() {
+    let env = TestEnv::new().file("b.txt", "").file("a/x.txt", "").file(".hidden", "");
+    assert_eq!(env.stdout_of("print(view(path='.'))"), ".hidden\na/\nb.txt\n");
+}
+
+#[test]
+fn non_utf8_files_raise_unicode_decode_error_naming_the_file() {
+    let env = TestEnv::new().file("latin1.txt", b"caf\xe9\n");
+    assert_eq!(
+        env.error_of("view(path='latin1.txt')"),
+        (
+            "UnicodeDecodeError".into(),
+            "'utf-8' codec can't decode byte 0xe9 in position 3 of 'latin1.txt': the file is not UTF-8 text".into()
+        )
+    );
+}
+
+#[test]
+fn glob_returns_at_most_ten_thousand_paths_with_a_warning() {
+    let env = TestEnv::new();
+    for dir in 0..101 {
+        for file in 0..100 {
+            let path = env.workspace().join(format!("d{dir:03}/f{file:03}.txt"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+    }
+    let (_, value) = env.run_json("r = glob(pattern='**/*.txt')\n[len(r), r[0], r[-1]]", &[]);
+    assert_eq!(value["return_value"], json!([10000, "d000/f000.txt", "d099/f099.txt"]));
+    assert_eq!(
+        value["stderr"],
+        json!("glob(\"**/*.txt\"): 10100 files matched; returning the first 10000. Narrow the pattern or paths.\n")
+    );
+}
+
+#[test]
+fn glob_skips_default_excludes_only_below_the_search_root() {
+    let env = TestEnv::new().file("node_modules/dep/a.js", "").file("src/b.js", "").file("build/c.js", "");
+    assert_eq!(env.stdout_of("print(glob(pattern='**/*.js'))"), "['src/b.js']\n");
+    assert_eq!(env.stdout_of("print(glob(pattern='**/*.js', paths='node_modules'))"), "['node_modules/dep/a.js']\n");
+    assert_eq!(
+        env.stdout_of("print(glob(pattern='**/*.js', exclude_dirs=[]))"),
+        "['build/c.js', 'node_modules/dep/a.js', 'src/b.js']\n"
+    );
+}
+
+#[test]
+fn grep_reports_context_lines_with_their_numbers() {
+    let env = TestEnv::new().file("a.txt", "one\ntwo\nTARGET\nfour\nfive\n");
+    let (_, value) = env.run_json("grep(pattern='TARGET', context_lines=1)", &[]);
+    assert_eq!(
+        value["return_value"],
+        json!([{"path": "a.txt", "line": 3, "text": "TARGET",
+                "context": [{"line": 2, "text": "two"}, {"line": 4, "text": "four"}]}])
+    );
+}
+
+#[test]
+fn grep_skips_binary_files() {
+    let env = TestEnv::new().file("bin.dat", b"TODO\x00\x01\x02").file("text.txt", "TODO\n");
+    assert_eq!(env.stdout_of("print([h['path'] for h in grep(pattern='TODO')])"), "['text.txt']\n");
+}
+
+#[test]
+fn bash_caps_each_stream_at_one_mebibyte() {
+    let env = TestEnv::new();
+    let out = env.stdout_of(
+        "r = bash(command='head -c 3000000 /dev/zero | tr \"\\\\0\" x')\nprint(len(r['stdout']), r['stdout'][-90:])",
+    );
+    assert_eq!(
+        out,
+        "1048649 xxxxxxxxxxxxxxxxx\n[… 1951424 more bytes of stdout dropped: streams are capped at 1 MiB …]\n\n"
+    );
+}
+
+#[test]
+fn bash_runs_in_the_workspace_and_reports_exit_codes() {
+    let env = TestEnv::new().file("marker.txt", "");
+    let (_, value) = env.run_json("bash(command='ls; echo oops >&2; exit 3')", &[]);
+    assert_eq!(value["return_value"], json!({"stdout": "marker.txt\n", "stderr": "oops\n", "returncode": 3}));
+}
+
+#[test]
+fn bash_kills_the_whole_process_group_at_its_timeout() {
+    let marker = "sleep 27.1828";
+    let env = TestEnv::new();
+    let (kind, message) = env.error_of(&format!("bash(command='{marker} & {marker}; echo done', timeout=0.5)"));
+    assert_eq!(kind, "TimeoutError");
+    assert_eq!(message, "bash() command timed out (timeout=0.5s); its process group was killed");
+    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&ps.stdout).contains(marker), "a child outlived the timeout");
+}
+
+#[test]
+fn sql_caps_results_at_ten_thousand_rows_with_a_warning() {
+    let program = "sql(query='create table t(x)')\nsql(query='with recursive c(n) as (select 1 union all select n+1 from c \
+                   where n < 10005) insert into t select n from c')\nlen(sql(query='select x from t'))";
+    let (_, value) = TestEnv::new().run_json(program, &[]);
+    assert_eq!(value["return_value"], json!(10000));
+    assert_eq!(
+        value["stderr"],
+        json!("sql(): more than 10000 rows; returned the first 10000. Add LIMIT or aggregate in SQL.\n")
+    );
+}
+
+#[test]
+fn sql_file_databases_persist_inside_the_workspace() {
+    let env = TestEnv::new().file("data/.keep", "");
+    env.stdout_of("sql(query='create table t(x); insert into t values (1), (2)', db_path='data/app.db')");
+    assert!(env.workspace().join("data/app.db").is_file());
+    assert_eq!(env.stdout_of("print(sql(query='select sum(x) as s from t', db_path='data/app.db'))"), "[{'s': 3}]\n");
+}
