@@ -135,7 +135,8 @@ class FileWriter:
         rng = self.rng
         phrase = rng.choice(PHRASES)
         if rng.chance(self.todo_rate):
-            return f"{indent}# TODO: {phrase}"
+            marker = rng.choice(("TODO:", "TODO:", "TODO:", "TODO(dev):", "FIXME/TODO"))
+            return f"{indent}# {marker} {phrase}"
         if rng.chance(0.05):
             return f"{indent}# todo-ish, not a marker: {phrase}"  # lower case: not counted
         if rng.chance(0.03):

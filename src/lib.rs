@@ -73,3 +73,11 @@ fn exit_code_for(err: &anyhow::Error) -> u8 {
         exit::PROGRAM_FAILED
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_line_names_the_monty_compiled_in() {
+        assert!(super::VERSION_LINE.ends_with(&format!("(monty {})", crate::backend::monty::VERSION)));
+    }
+}

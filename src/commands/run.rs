@@ -26,7 +26,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let mut host = Host::new(Registry::new(&config.tools), ctx, config.limits, started);
     let outcome = backend.run(&program, &mut host);
     if args.json {
-        output::json(&outcome.to_json()).context("failed to write to stdout")?;
+        output::json(&outcome.to_json(config.limits.max_output)).context("failed to write to stdout")?;
     } else {
         report_text(&outcome, config.limits.max_output)?;
     }

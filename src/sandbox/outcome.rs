@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
+use super::Capture;
 use crate::tools::Value;
 
 /// Most bytes of a traceback shown; longer ones keep their end.
@@ -45,9 +46,26 @@ impl Outcome {
         self.error.is_none()
     }
 
-    /// The `--json` object.
+    /// The `--json` object. A return value whose JSON is larger than `max_output` bytes is
+    /// replaced by its `repr`, cut to head and tail like stdout, and `truncated` is set.
     #[must_use]
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self, max_output: usize) -> Json {
+        let mut truncated = self.truncated;
+        let return_value = match (&self.return_value, &self.return_repr) {
+            (Some(value), repr) => {
+                let json = value.to_json();
+                let size = serde_json::to_string(&json).map_or(usize::MAX, |text| text.len());
+                if size > max_output {
+                    truncated = true;
+                    let mut capture = Capture::new(max_output);
+                    capture.push(repr.as_deref().unwrap_or_default());
+                    Json::String(capture.finish().0)
+                } else {
+                    json
+                }
+            }
+            (None, _) => Json::Null,
+        };
         let error = self.error.as_ref().map_or(
             Json::Null,
             |e| json!({"type": e.kind, "message": e.message, "line": e.line, "traceback": e.traceback}),
@@ -56,12 +74,12 @@ impl Outcome {
             "success": self.success(),
             "stdout": self.stdout,
             "stderr": self.stderr,
-            "return_value": self.return_value.as_ref().map_or(Json::Null, Value::to_json),
+            "return_value": return_value,
             "error": error,
             "backend": self.backend,
             "duration_ms": u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
             "tool_calls": self.tool_calls,
-            "truncated": self.truncated,
+            "truncated": truncated,
         })
     }
 }

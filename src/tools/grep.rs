@@ -86,9 +86,7 @@ fn grep(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
                     continue;
                 }
             }
-            if results.len() % 64 == 0 {
-                ctx.check_deadline("grep")?;
-            }
+            ctx.check_deadline("grep")?;
             let Ok((handle, _)) = ctx.workspace.open_regular(&file) else { continue };
             let mut sink = Collect { lines: BTreeMap::new(), matches: Vec::new(), room: max_results - results.len() };
             if searcher.search_file(&matcher, &handle.into_std(), &mut sink).is_err() {

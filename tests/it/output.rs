@@ -161,3 +161,12 @@ fn tool_argument_errors_list_accepted_names() {
         ("TypeError".into(), "view() got multiple values for argument 'path'".into())
     );
 }
+
+#[test]
+fn a_huge_return_value_is_cut_like_stdout_in_json_mode() {
+    let (_, value) = TestEnv::new().run_json("list(range(100000))", &["--max-output", "200"]);
+    assert_eq!(value["truncated"], json!(true));
+    let shown = value["return_value"].as_str().unwrap();
+    assert!(shown.starts_with("[0, 1, 2, ") && shown.ends_with(", 99998, 99999]"), "{shown}");
+    assert!(shown.len() < 400, "{shown}");
+}
