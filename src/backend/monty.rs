@@ -43,10 +43,10 @@ pub fn run(program: &str, host: &mut Host) -> Outcome {
     });
     disarm_memory();
     let (return_value, return_repr, error) = match result {
+        Ok(Ok(Ok(MontyObject::None))) => (None, None, None),
         Ok(Ok(Ok(value))) => {
-            let repr = (!matches!(value, MontyObject::None)).then(|| value.py_repr());
-            let value = (!matches!(value, MontyObject::None)).then(|| to_value(value));
-            (value, repr, None)
+            let repr = python_repr(&value);
+            (Some(to_value(value)), Some(repr), None)
         }
         Ok(Ok(Err(error))) => (None, None, Some(error)),
         Ok(Err(_)) | Err(_) => (None, None, Some(internal_error("the interpreter stopped unexpectedly"))),
@@ -153,9 +153,8 @@ fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) -> Result<R
     if host.past_deadline() {
         return call.abort(limit_exception(host, LimitHit::Time), PrintWriter::Callback(printer));
     }
-    host.tool_calls += 1;
-    if host.tool_calls > host.limits.max_tool_calls {
-        return call.abort(limit_exception(host, LimitHit::ToolCalls), PrintWriter::Callback(printer));
+    if let Err(hit) = host.count_call() {
+        return call.abort(limit_exception(host, hit), PrintWriter::Callback(printer));
     }
     let ws = &host.ctx.workspace;
     let probe = |path: &str, want: Option<Entry>| -> Result<MontyObject, ToolError> {
@@ -356,6 +355,32 @@ fn unsupported_hint(message: &str) -> Option<&'static str> {
     HINTS.iter().find(|(key, _)| message.contains(key)).map(|(_, hint)| *hint)
 }
 
+/// The Python `repr` of a result. Values Monty cannot send across whole arrive as `Repr(text)`,
+/// which Monty's own repr would print as `Repr('range(0, 3)')`; they are swapped for `Cycle`
+/// placeholders, which Monty prints verbatim, so the text reads as Python wrote it.
+fn python_repr(value: &MontyObject) -> String {
+    fn verbatim(object: &MontyObject) -> MontyObject {
+        let all = |items: &[MontyObject]| items.iter().map(verbatim).collect();
+        match object {
+            MontyObject::Repr(text) => MontyObject::Cycle(usize::MAX, text.clone()),
+            MontyObject::List(items) => MontyObject::List(all(items)),
+            MontyObject::Tuple(items) => MontyObject::Tuple(all(items)),
+            MontyObject::Set(items) => MontyObject::Set(all(items)),
+            MontyObject::FrozenSet(items) => MontyObject::FrozenSet(all(items)),
+            MontyObject::NamedTuple { type_name, field_names, values } => MontyObject::NamedTuple {
+                type_name: type_name.clone(),
+                field_names: field_names.clone(),
+                values: all(values),
+            },
+            MontyObject::Dict(pairs) => {
+                MontyObject::dict(pairs.iter().map(|(k, v)| (verbatim(k), verbatim(v))).collect::<Vec<_>>())
+            }
+            other => other.clone(),
+        }
+    }
+    verbatim(value).py_repr()
+}
+
 fn key_name(key: MontyObject) -> String {
     match key {
         MontyObject::String(s) => s,
@@ -394,8 +419,8 @@ fn to_value(object: MontyObject) -> Value {
         | MontyObject::FileHandle(_)
         | MontyObject::ClassInstance(_)
         | MontyObject::Function { .. }
-        | MontyObject::Repr(_)
         | MontyObject::Cycle(..)) => Value::Opaque(other.py_repr()),
+        MontyObject::Repr(text) => Value::Opaque(text),
     }
 }
 

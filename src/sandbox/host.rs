@@ -56,15 +56,23 @@ impl Host {
         let Some(spec) = self.registry.get(name) else {
             return Dispatch::Raise(self.unknown_name(name));
         };
-        self.tool_calls += 1;
-        if self.tool_calls > self.limits.max_tool_calls {
-            return Dispatch::Stop(LimitHit::ToolCalls);
+        if let Err(hit) = self.count_call() {
+            return Dispatch::Stop(hit);
         }
         match self.registry.call(&mut self.ctx, spec, positional, keywords) {
             Ok(value) => Dispatch::Return(value),
             Err(err) if err.kind == ErrorKind::Timeout && self.past_deadline() => Dispatch::Stop(LimitHit::Time),
             Err(err) => Dispatch::Raise(err),
         }
+    }
+
+    /// Counts one call against the budget; a call past it is refused and not counted.
+    pub fn count_call(&mut self) -> Result<(), LimitHit> {
+        if self.tool_calls >= self.limits.max_tool_calls {
+            return Err(LimitHit::ToolCalls);
+        }
+        self.tool_calls += 1;
+        Ok(())
     }
 
     /// Whether `name` is an offered tool (for bare references such as `f = view`).

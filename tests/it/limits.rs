@@ -97,6 +97,7 @@ fn the_tool_call_budget_stops_the_run_uncatchably() {
     assert_eq!(value["stdout"], json!(""));
     assert_eq!(value["error"]["message"], json!("tool-call limit of 3 reached (raise it with --max-tool-calls)"));
     assert_eq!(value["error"]["type"], json!("RuntimeError"));
+    assert_eq!(value["tool_calls"], json!(3));
 }
 
 #[test]

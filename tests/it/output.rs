@@ -170,3 +170,10 @@ fn a_huge_return_value_is_cut_like_stdout_in_json_mode() {
     assert!(shown.starts_with("[0, 1, 2, ") && shown.ends_with(", 99998, 99999]"), "{shown}");
     assert!(shown.len() < 400, "{shown}");
 }
+
+#[test]
+fn values_without_a_json_form_keep_their_python_repr() {
+    TestEnv::new().run_code("[range(3), len]").code(0).stdout("[range(0, 3), <built-in function len>]\n");
+    let (_, value) = TestEnv::new().run_json("range(3)", &[]);
+    assert_eq!(value["return_value"], json!("range(0, 3)"));
+}

@@ -105,7 +105,7 @@ fn a_symlink_swapped_in_during_a_run_never_leaks_outside_content() {
             let temp = workspace.join("swap.tmp");
             let mut flips = 0u32;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let target = if flips % 2 == 0 { outside.clone() } else { workspace.join("real") };
+                let target = if flips.is_multiple_of(2) { outside.clone() } else { workspace.join("real") };
                 let _ = std::fs::remove_file(&temp);
                 std::os::unix::fs::symlink(&target, &temp).unwrap();
                 std::fs::rename(&temp, &link).unwrap();

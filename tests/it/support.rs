@@ -1,4 +1,4 @@
-//! [`TestEnv`]: a temporary workspace, HOME, XDG dirs, COPILOT_HOME and config dir per test,
+//! [`TestEnv`]: a temporary workspace, `HOME`, XDG dirs, `COPILOT_HOME` and config dir per test,
 //! and helpers that run the real binary in it. The test process's own environment is never
 //! changed; everything is passed to the child.
 
