@@ -29,6 +29,69 @@ pub enum Command {
     Discover(BackendArgs),
     /// Print the Markdown tool reference that a model reads.
     Instructions(BackendArgs),
+    /// Say which backend `auto` picks on this machine, and why.
+    Detect(JsonArgs),
+    /// Check that the chosen backend can run here (exit 3 if not, with a fix for each failure).
+    Preflight(PreflightArgs),
+    /// Write the instructions and agent files Copilot CLI loads (this repository, or --global).
+    Install(InstallArgs),
+    /// Remove exactly the files `install` wrote.
+    Uninstall(UninstallArgs),
+    /// Copilot CLI hooks (JSON payload on stdin).
+    Hook {
+        #[arg(value_enum)]
+        event: HookEvent,
+    },
+}
+
+/// A Copilot CLI hook event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookEvent {
+    /// Before every tool call: allow (print nothing) or deny.
+    PreToolUse,
+    /// At session start: add codeact's instructions unless a file already does.
+    SessionStart,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct JsonArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PreflightArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Install for every repository, in `$COPILOT_HOME` (default `~/.copilot`).
+    #[arg(long)]
+    pub global: bool,
+
+    /// Print the paths and contents instead of writing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Remove the files installed with --global.
+    #[arg(long)]
+    pub global: bool,
 }
 
 #[derive(Debug, Clone, Args)]

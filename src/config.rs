@@ -22,6 +22,8 @@ pub struct Config {
     pub backend: BackendChoice,
     pub limits: Limits,
     pub tools: ToolFilter,
+    /// The hook's enforcement mode.
+    pub mode: Mode,
 }
 
 /// Which tools are offered: an optional allow-list, then a deny-list.
@@ -49,6 +51,19 @@ pub enum Mode {
     Exclusive,
 }
 
+impl Mode {
+    /// Parses `off`, `nudge` or `exclusive` (any case).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "off" => Some(Self::Off),
+            "nudge" => Some(Self::Nudge),
+            "exclusive" => Some(Self::Exclusive),
+            _ => None,
+        }
+    }
+}
+
 /// One `config.json`, exactly as written. Every field is optional; unknown ones are errors.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,7 +74,6 @@ struct ConfigFile {
     limits: Option<LimitsFile>,
     #[expect(dead_code, reason = "validated now, read by the web tools")]
     network: Option<NetworkFile>,
-    #[expect(dead_code, reason = "validated now, read by the hooks")]
     mode: Option<Mode>,
 }
 
@@ -137,8 +151,13 @@ impl Config {
         }
         sources.extend(read_source(&workspace.join(".codeact").join("config.json"))?);
         // Later sources win: user, then project, then environment, then flags.
-        let mut config =
-            Self { workspace, backend: BackendChoice::Auto, limits: Limits::default(), tools: ToolFilter::default() };
+        let mut config = Self {
+            workspace,
+            backend: BackendChoice::Auto,
+            limits: Limits::default(),
+            tools: ToolFilter::default(),
+            mode: Mode::Off,
+        };
         for source in &sources {
             config.apply(source)?;
         }
@@ -147,6 +166,11 @@ impl Config {
         }
         if let Some(list) = env::var(env::DISABLE) {
             config.tools.deny = split_list(&list);
+        }
+        if let Some(mode) = env::var(env::MODE) {
+            config.mode = Mode::parse(&mode).ok_or_else(|| {
+                InvalidConfig(format!("{}={mode:?} is not a mode (off, nudge, exclusive)", env::MODE))
+            })?;
         }
         if let Some(backend) = common.backend {
             config.backend = backend;
@@ -165,6 +189,9 @@ impl Config {
         }
         if let Some(backend) = file.backend {
             self.backend = backend;
+        }
+        if let Some(mode) = file.mode {
+            self.mode = mode;
         }
         if let Some(limits_file) = &file.limits {
             if let Some(seconds) = limits_file.timeout {

@@ -17,6 +17,14 @@ pub const TOOLS: &str = "CODEACT_TOOLS";
 pub const DISABLE: &str = "CODEACT_DISABLE";
 /// Directory holding the user's `config.json` and `tools/`.
 pub const CONFIG_DIR: &str = "CODEACT_CONFIG_DIR";
+/// The hook's enforcement mode: `off`, `nudge` or `exclusive`.
+pub const MODE: &str = "CODEACT_MODE";
+/// In nudge mode, the consecutive read-only call that is denied (default 3).
+pub const NUDGE_AFTER: &str = "CODEACT_NUDGE_AFTER";
+/// `0` stops the session-start hook from adding codeact's instructions.
+pub const INJECT: &str = "CODEACT_INJECT";
+/// The real binary the plugin's launcher runs.
+pub const BIN: &str = "CODEACT_BIN";
 
 use std::fmt::Write as _;
 
@@ -30,6 +38,10 @@ pub const ALL: &[(&str, &str)] = &[
     (TOOLS, "comma-separated allow-list of tools"),
     (DISABLE, "comma-separated deny-list of tools"),
     (CONFIG_DIR, "user config directory (default $XDG_CONFIG_HOME/codeact or ~/.config/codeact)"),
+    (MODE, "hook enforcement: off (default), nudge or exclusive"),
+    (NUDGE_AFTER, "nudge mode denies this many consecutive read-only calls (default 3)"),
+    (INJECT, "0 stops the session-start hook from adding the instructions"),
+    (BIN, "the codeact binary the plugin launcher runs"),
 ];
 
 /// Reads a variable, treating an empty value as unset.

@@ -8,8 +8,10 @@ pub mod backend;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod copilot;
 pub mod env;
 pub mod exit;
+pub mod hook;
 pub mod output;
 pub mod render;
 pub mod sandbox;
@@ -44,6 +46,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some(Command::Run(args)) => commands::run::run(args),
         Some(Command::Discover(args)) => commands::discover::run(args),
         Some(Command::Instructions(args)) => commands::instructions::run(args),
+        Some(Command::Detect(args)) => commands::detect::run(args),
+        Some(Command::Preflight(args)) => commands::preflight::run(args),
+        Some(Command::Install(args)) => commands::install::install(args),
+        Some(Command::Uninstall(args)) => commands::install::uninstall(args),
+        Some(Command::Hook { event }) => commands::hook::run(*event),
         None if cli.run.code.is_some() || cli.run.file.is_some() || cli.run.stdin.is_some() => {
             commands::run::run(&cli.run)
         }

@@ -41,13 +41,11 @@ impl Backend {
         match self {
             Self::Monty => PythonNotes {
                 title: "Monty, a subset of Python 3",
-                text: "Works: functions, closures, lambdas, comprehensions, f-strings, `str.format`, try/except/finally, \
-                       `with`, simple classes and `@dataclass`, async/await. Modules: `re`, `json`, `collections`, \
-                       `itertools` (no product/permutations/combinations/groupby), `functools`, `math`, `datetime`, \
-                       `dataclasses`, `base64`, `typing`.\n\
-                       Not supported: class inheritance (so no custom exception classes: raise `ValueError` or \
-                       `RuntimeError`), generators and `yield`, `del`, `match`, `%` formatting (use f-strings), \
-                       decorators on methods. No `open()` for writing, no `os.environ`, no `subprocess`: use the tools.",
+                text: "No class inheritance (so no custom exceptions: raise `ValueError` or `RuntimeError`), no \
+                       generators or `yield`, `del`, `match`, `%` formatting (use f-strings) or method decorators. \
+                       Modules: `re`, `json`, `collections`, `itertools` (no `product`, `combinations`, `groupby`), \
+                       `functools`, `math`, `datetime`, `dataclasses`. No `open()` for writing, `os.environ` or \
+                       `subprocess`: use the tools.",
             },
         }
     }
@@ -57,6 +55,64 @@ impl Backend {
         match self {
             Self::Monty => monty::run(program, host),
         }
+    }
+}
+
+/// One backend's availability here, for `detect`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Status {
+    pub backend: &'static str,
+    pub available: bool,
+    pub reason: String,
+}
+
+/// One preflight check.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub ok: bool,
+    pub detail: String,
+    /// What to do when the check fails, as one line.
+    pub fix: Option<String>,
+}
+
+/// Every backend in the order `auto` tries them, with whether it can run here and why.
+#[must_use]
+pub fn statuses() -> Vec<Status> {
+    let missing = |name| Status { backend: name, available: false, reason: "not part of this build of codeact".into() };
+    vec![
+        missing("hyperlight"),
+        missing("wasm"),
+        Status {
+            backend: "monty",
+            available: true,
+            reason: format!("Monty {} is embedded in the binary (always available)", monty::VERSION),
+        },
+    ]
+}
+
+/// The checks that decide whether `choice` can run here. `auto` is checked as what it picks.
+#[must_use]
+pub fn preflight(choice: BackendChoice) -> (&'static str, Vec<Check>) {
+    match select(choice) {
+        Ok(backend) => (
+            backend.name(),
+            vec![Check {
+                name: "interpreter",
+                ok: true,
+                detail: format!("Monty {} is embedded in this binary", monty::VERSION),
+                fix: None,
+            }],
+        ),
+        Err(unavailable) => (
+            unavailable.name,
+            vec![Check {
+                name: "compiled in",
+                ok: false,
+                detail: format!("the {} backend is not part of this build of codeact", unavailable.name),
+                fix: Some(unavailable.hint.to_owned()),
+            }],
+        ),
     }
 }
 

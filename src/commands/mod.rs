@@ -1,5 +1,9 @@
 //! One module per subcommand.
 
+pub mod detect;
 pub mod discover;
+pub mod hook;
+pub mod install;
 pub mod instructions;
+pub mod preflight;
 pub mod run;

@@ -24,7 +24,7 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 pub static BASH: ToolSpec = ToolSpec {
     name: "bash",
-    description: "Run a shell command (`sh -c`) in the workspace; returns {\"stdout\", \"stderr\", \"returncode\"}. Prefer the other tools: this one is not sandboxed.",
+    description: "`sh -c` in the workspace; returns `{stdout, stderr, returncode}`.",
     params: &[
         Param { name: "command", kind: Kind::Str, default: Default::Required, doc: "Shell command line" },
         Param {

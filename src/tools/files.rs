@@ -15,7 +15,7 @@ pub const MAX_VIEW_BYTES: u64 = 10 * 1024 * 1024;
 
 pub static VIEW: ToolSpec = ToolSpec {
     name: "view",
-    description: "Read a text file (or a line range of it), or list a directory: sorted entries, one per line, `/` after directories.",
+    description: "A file's text (`view_range=[start, end]`, 1-based, end -1 = EOF), or a directory's sorted entries, `/` after subdirectories.",
     params: &[
         Param {
             name: "path",
@@ -37,7 +37,7 @@ pub static VIEW: ToolSpec = ToolSpec {
 
 pub static CREATE: ToolSpec = ToolSpec {
     name: "create",
-    description: "Create a new file with the given text (parent directories are created). Fails if the path exists.",
+    description: "Write a new file, creating parent directories; fails if the path exists.",
     params: &[
         Param { name: "path", kind: Kind::Str, default: Default::Required, doc: "New file, relative to the workspace" },
         Param { name: "file_text", kind: Kind::Str, default: Default::Required, doc: "The whole content" },
@@ -49,7 +49,7 @@ pub static CREATE: ToolSpec = ToolSpec {
 
 pub static EDIT: ToolSpec = ToolSpec {
     name: "edit",
-    description: "Replace the one occurrence of old_str in a file with new_str. old_str must occur exactly once.",
+    description: "Replace `old_str`, which must occur exactly once, with `new_str`.",
     params: &[
         Param {
             name: "path",

@@ -36,7 +36,7 @@ pub const DEFAULT_EXCLUDES: &[&str] = &[
 
 pub static GLOB: ToolSpec = ToolSpec {
     name: "glob",
-    description: "Find files by glob pattern (`**` crosses directories, `{a,b}` alternatives). Returns workspace-relative paths, sorted.",
+    description: "Workspace files matching a glob (`**`, `{a,b}`), sorted; `paths` is a str or list; skips .git, node_modules, target and the like.",
     params: &[
         Param {
             name: "pattern",

@@ -21,7 +21,7 @@ const MAX_LINE_CHARS: usize = 1000;
 
 pub static GREP: ToolSpec = ToolSpec {
     name: "grep",
-    description: "Search file contents with a regular expression (Rust regex syntax); respects .gitignore, skips hidden and binary files. Each match is {\"path\", \"line\", \"text\"}, plus \"context\": [{\"line\", \"text\"}] when context_lines > 0.",
+    description: "Regex search respecting .gitignore; each match is `{path, line, text}` (+ `context` list).",
     params: &[
         Param { name: "pattern", kind: Kind::Str, default: Default::Required, doc: "Regular expression" },
         Param { name: "paths", kind: Kind::Paths, default: Default::Str("."), doc: "Files or directories to search" },

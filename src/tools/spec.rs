@@ -154,6 +154,21 @@ impl ToolSpec {
         format!("{}({}) -> {}", self.name, params.join(", "), self.returns)
     }
 
+    /// The signature without annotations, as the instructions show it to save tokens:
+    /// `view(path, view_range=None) -> str`. Defaults show the types that matter.
+    #[must_use]
+    pub fn short_signature(&self) -> String {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| match p.default.python_literal() {
+                Some(literal) => format!("{}={literal}", p.name),
+                None => p.name.to_owned(),
+            })
+            .collect();
+        format!("{}({}) -> {}", self.name, params.join(", "), self.returns)
+    }
+
     /// The JSON Schema of the keyword arguments.
     #[must_use]
     pub fn parameters_schema(&self) -> Json {

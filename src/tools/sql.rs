@@ -25,7 +25,7 @@ const MEMORY: &str = ":memory:";
 
 pub static SQL: ToolSpec = ToolSpec {
     name: "sql",
-    description: "Run SQLite SQL. Returns rows as dicts, or [{\"rows_affected\": n}] for writes. `:memory:` is one database shared by all calls in this program.",
+    description: "SQLite; rows as dicts, writes give `[{rows_affected}]`; `:memory:` lasts the whole program.",
     params: &[
         Param {
             name: "query",

@@ -1,0 +1,39 @@
+//! `codeact preflight`: can the chosen backend run here? Exit 0 or 3, each failed check with
+//! a one-line fix.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::backend::{self, Check};
+use crate::cli::PreflightArgs;
+use crate::config::Config;
+use crate::exit;
+use crate::output;
+
+pub fn run(args: &PreflightArgs) -> Result<u8> {
+    let config = Config::load(&args.common)?;
+    let (name, checks) = backend::preflight(config.backend);
+    let ok = checks.iter().all(|c| c.ok);
+    if args.json {
+        output::json(&json!({"backend": name, "ok": ok, "checks": checks})).context("failed to write to stdout")?;
+    } else {
+        output::data(report(name, &checks).as_bytes()).context("failed to write to stdout")?;
+    }
+    Ok(if ok { exit::SUCCESS } else { exit::BACKEND_UNAVAILABLE })
+}
+
+/// The text report: one line per check, a `fix:` line under each failure.
+#[must_use]
+pub fn report(name: &str, checks: &[Check]) -> String {
+    let mut text = format!("preflight for backend {name}:\n");
+    for check in checks {
+        let mark = if check.ok { "ok" } else { "FAIL" };
+        let _ = writeln!(text, "  {mark:<5} {}: {}", check.name, check.detail);
+        if let Some(fix) = check.fix.as_ref().filter(|_| !check.ok) {
+            let _ = writeln!(text, "        fix: {fix}");
+        }
+    }
+    text
+}

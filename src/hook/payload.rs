@@ -1,0 +1,129 @@
+//! The hook payloads Copilot CLI sends on stdin, in every form seen in the wild: `toolArgs` as
+//! an object, as a JSON-encoded string, or as a raw string (freeform tools such as
+//! `apply_patch`), and the `snake_case` spelling (`tool_name`, `tool_input`).
+
+use serde_json::{Map, Value};
+
+/// Largest payload read; anything bigger is ignored (the hook then allows).
+pub const MAX_PAYLOAD: usize = 1024 * 1024;
+
+/// A `preToolUse` payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolUse {
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub tool_name: String,
+    pub args: ToolArgs,
+}
+
+/// A tool's arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolArgs {
+    Object(Map<String, Value>),
+    /// A freeform tool's text (or arguments that were not JSON).
+    Raw(String),
+    None,
+}
+
+impl ToolArgs {
+    /// A string argument by name.
+    #[must_use]
+    pub fn str(&self, name: &str) -> Option<&str> {
+        match self {
+            Self::Object(map) => map.get(name).and_then(Value::as_str),
+            Self::Raw(_) | Self::None => None,
+        }
+    }
+}
+
+/// A `sessionStart` payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStart {
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+}
+
+fn field<'a>(object: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
+    names.iter().find_map(|name| object.get(*name))
+}
+
+fn string(object: &Map<String, Value>, names: &[&str]) -> Option<String> {
+    field(object, names).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn object(input: &[u8]) -> Option<Map<String, Value>> {
+    if input.len() > MAX_PAYLOAD {
+        return None;
+    }
+    match serde_json::from_slice(input).ok()? {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+/// Parses a `preToolUse` payload; `None` for anything malformed.
+#[must_use]
+pub fn tool_use(input: &[u8]) -> Option<ToolUse> {
+    let map = object(input)?;
+    let tool_name = string(&map, &["toolName", "tool_name"])?;
+    let args = match field(&map, &["toolArgs", "tool_args", "tool_input", "toolInput"]) {
+        Some(Value::Object(args)) => ToolArgs::Object(args.clone()),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(args)) => ToolArgs::Object(args),
+            _ => ToolArgs::Raw(text.clone()),
+        },
+        _ => ToolArgs::None,
+    };
+    Some(ToolUse {
+        session_id: string(&map, &["sessionId", "session_id"]),
+        cwd: string(&map, &["cwd"]),
+        tool_name,
+        args,
+    })
+}
+
+/// Parses a `sessionStart` payload; `None` for anything malformed.
+#[must_use]
+pub fn session_start(input: &[u8]) -> Option<SessionStart> {
+    let map = object(input)?;
+    Some(SessionStart { session_id: string(&map, &["sessionId", "session_id"]), cwd: string(&map, &["cwd"]) })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn args(value: &Value) -> ToolArgs {
+        tool_use(value.to_string().as_bytes()).map_or(ToolArgs::None, |t| t.args)
+    }
+
+    #[test]
+    fn tool_args_may_be_an_object_a_json_string_or_raw_text() {
+        let object = json!({"toolName": "bash", "toolArgs": {"command": "ls"}});
+        let encoded = json!({"toolName": "bash", "toolArgs": "{\"command\": \"ls\"}"});
+        let raw = json!({"toolName": "apply_patch", "toolArgs": "*** Begin Patch"});
+        assert_eq!(args(&object).str("command"), Some("ls"));
+        assert_eq!(args(&encoded).str("command"), Some("ls"));
+        assert_eq!(args(&raw), ToolArgs::Raw("*** Begin Patch".into()));
+    }
+
+    #[test]
+    fn snake_case_payloads_are_accepted() {
+        let payload = json!({"session_id": "s1", "tool_name": "view", "tool_input": {"path": "a"}}).to_string();
+        let parsed = tool_use(payload.as_bytes());
+        assert_eq!(parsed.as_ref().map(|t| t.tool_name.as_str()), Some("view"));
+        assert_eq!(parsed.and_then(|t| t.session_id), Some("s1".into()));
+    }
+
+    #[test]
+    fn garbage_empty_and_huge_payloads_are_rejected() {
+        assert_eq!(tool_use(b""), None);
+        assert_eq!(tool_use(b"not json"), None);
+        assert_eq!(tool_use(b"[1, 2]"), None);
+        assert_eq!(tool_use(br#"{"toolArgs": {}}"#), None);
+        let huge = format!(r#"{{"toolName": "bash", "toolArgs": {{"command": "{}"}}}}"#, "x".repeat(MAX_PAYLOAD));
+        assert_eq!(tool_use(huge.as_bytes()), None);
+    }
+}

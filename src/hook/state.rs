@@ -1,0 +1,144 @@
+//! Per-session hook state: one small file per session holding a count of consecutive read-only
+//! calls. The directory is private (0700, owned by the user), file names are hashes of the
+//! session id (a session id can never name a path), contents are parsed strictly as a number,
+//! and updates are atomic (temp file + rename). Nothing lives in world-writable `/tmp`.
+
+use std::fmt::Write as _;
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+
+use crate::env;
+
+/// Files older than this are removed at session start.
+const STALE_AFTER: Duration = Duration::from_hours(7 * 24);
+
+/// The private directory holding session files.
+#[derive(Debug)]
+pub struct StateDir {
+    path: PathBuf,
+}
+
+/// Where state lives: `$COPILOT_PLUGIN_DATA`, else `$XDG_RUNTIME_DIR/codeact`, else the user
+/// cache dir (`$XDG_CACHE_HOME/codeact` or `~/.cache/codeact`); always in `hook-state/`.
+#[must_use]
+pub fn default_dir() -> Option<PathBuf> {
+    let base = env::var("COPILOT_PLUGIN_DATA")
+        .map(PathBuf::from)
+        .or_else(|| env::var("XDG_RUNTIME_DIR").map(|d| PathBuf::from(d).join("codeact")))
+        .or_else(|| env::var("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("codeact")))
+        .or_else(|| env::var("HOME").map(|h| PathBuf::from(h).join(".cache").join("codeact")))?;
+    Some(base.join("hook-state"))
+}
+
+impl StateDir {
+    /// Opens (creating) the directory and makes sure it is a private directory of this user.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        DirBuilder::new().recursive(true).mode(0o700).create(path)?;
+        let meta = fs::symlink_metadata(path)?;
+        if !meta.is_dir() {
+            return Err(io::Error::other(format!("`{}` is not a directory", path.display())));
+        }
+        if meta.uid() != rustix::process::getuid().as_raw() {
+            return Err(io::Error::other(format!("`{}` belongs to another user", path.display())));
+        }
+        if meta.mode() & 0o077 != 0 {
+            fs::set_permissions(path, fs::Permissions::from_mode(0o700))?;
+        }
+        Ok(Self { path: path.to_path_buf() })
+    }
+
+    fn file(&self, session: &str) -> PathBuf {
+        let digest = Sha256::digest(session.as_bytes());
+        let name = digest.iter().take(16).fold(String::with_capacity(32), |mut name, byte| {
+            let _ = write!(name, "{byte:02x}");
+            name
+        });
+        self.path.join(format!("{name}.count"))
+    }
+
+    /// The stored count; 0 when there is none or it is not a plain number.
+    #[must_use]
+    pub fn read(&self, session: &str) -> u32 {
+        let Ok(file) = OpenOptions::new().read(true).custom_flags(nofollow()).open(self.file(session)) else {
+            return 0;
+        };
+        let mut text = String::new();
+        if file.take(16).read_to_string(&mut text).is_err() {
+            return 0;
+        }
+        parse_count(&text).unwrap_or(0)
+    }
+
+    /// Stores `count` atomically.
+    pub fn write(&self, session: &str, count: u32) -> io::Result<()> {
+        let target = self.file(session);
+        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let temp = self.path.join(format!(".{}.{nanos}.tmp", std::process::id()));
+        let mut file =
+            OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(nofollow()).open(&temp)?;
+        let written = file.write_all(count.to_string().as_bytes()).and_then(|()| fs::rename(&temp, &target));
+        if written.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        written
+    }
+
+    /// Removes session files not touched for a week.
+    pub fn prune(&self) {
+        let Ok(entries) = fs::read_dir(&self.path) else { return };
+        let now = SystemTime::now();
+        for entry in entries.flatten() {
+            let stale = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() > STALE_AFTER);
+            if stale {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// A count is 1 to 6 ASCII digits, optionally followed by a newline; nothing else is accepted.
+fn parse_count(text: &str) -> Option<u32> {
+    let digits = text.strip_suffix('\n').unwrap_or(text);
+    if digits.is_empty() || digits.len() > 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn nofollow() -> i32 {
+    i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_round_trip_per_session() {
+        let temp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = StateDir::open(&temp.path().join("state")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(dir.read("a"), 0);
+        dir.write("a", 2).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(dir.read("a"), 2);
+        assert_eq!(dir.read("b"), 0);
+        let mode = fs::metadata(temp.path().join("state")).map_or(0, |m| m.mode() & 0o777);
+        assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn anything_but_a_plain_number_reads_as_zero() {
+        assert_eq!(parse_count("3"), Some(3));
+        assert_eq!(parse_count("3\n"), Some(3));
+        for bad in ["", "-1", "3 ", "1e3", "9999999", "{\"deny\": 1}", "3\n4"] {
+            assert_eq!(parse_count(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The Copilot hooks, fed recorded payloads (`tests/fixtures/hook/`), compared as whole replies.
+
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::support::{Output, TestEnv, fixtures};
+
+/// A recorded payload with the test's workspace as `cwd`.
+fn payload(env: &TestEnv, name: &str) -> String {
+    let text = std::fs::read_to_string(fixtures().join("hook").join(name)).unwrap();
+    text.replace("WORKSPACE", env.workspace().to_str().unwrap())
+}
+
+fn pre_tool_use(env: &TestEnv, name: &str) -> Output {
+    env.run(&["hook", "pre-tool-use"], &payload(env, name))
+}
+
+/// The canonical binary path, as the deny reason names it.
+fn bin() -> String {
+    PathBuf::from(crate::support::BIN).canonicalize().unwrap().display().to_string()
+}
+
+fn deny(reason: &str) -> String {
+    format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}))
+}
+
+fn nudge_reason(body: &str) -> String {
+    format!(
+        "codeact: 3 read-only calls in a row. Do the rest of this exploration in one program (tools are Python \
+         functions; print only what you need):\n\n{} run --backend monty <<'PY'\n{body}\nPY",
+        bin()
+    )
+}
+
+const ALL: &[&str] = &[
+    "view.json",
+    "bash_object.json",
+    "bash_string.json",
+    "bash_codeact.json",
+    "bash_mentions_codeact.json",
+    "snake_case.json",
+    "apply_patch.json",
+    "skill.json",
+    "garbage.json",
+    "empty.json",
+];
+
+#[test]
+fn off_mode_allows_everything_by_printing_nothing() {
+    let env = TestEnv::new();
+    for name in ALL {
+        pre_tool_use(&env, name).code(0).stdout("").stderr("");
+    }
+}
+
+#[test]
+fn nudge_denies_the_third_consecutive_read_only_call_with_the_exact_command() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+    pre_tool_use(&env, "bash_object.json").code(0).stdout("");
+    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&nudge_reason("print(view(path=\"src/app.py\"))")));
+    // The count starts again after a denial.
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+}
+
+#[test]
+fn nudge_counts_string_and_snake_case_payloads_and_suggests_grep() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    pre_tool_use(&env, "bash_string.json").code(0).stdout("");
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+    let body = "for m in grep(pattern=\"TODO\"):\n    print(m[\"path\"], m[\"line\"], m[\"text\"])";
+    pre_tool_use(&env, "snake_case.json").code(0).stdout(&deny(&nudge_reason(body)));
+}
+
+#[test]
+fn a_codeact_call_or_any_other_tool_resets_the_nudge_count() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    for reset in ["bash_codeact.json", "bash_mentions_codeact.json", "apply_patch.json", "skill.json"] {
+        pre_tool_use(&env, "view.json").code(0).stdout("");
+        pre_tool_use(&env, "view.json").code(0).stdout("");
+        pre_tool_use(&env, reset).code(0).stdout("");
+    }
+}
+
+#[test]
+fn nudge_after_is_configurable() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge").env("CODEACT_NUDGE_AFTER", "1");
+    let reason = nudge_reason("print(view(path=\"src/app.py\"))").replace("3 read-only calls", "1 read-only calls");
+    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&reason));
+}
+
+#[test]
+fn exclusive_mode_denies_everything_but_codeact_and_skills() {
+    let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
+    pre_tool_use(&env, "bash_codeact.json").code(0).stdout("");
+    pre_tool_use(&env, "skill.json").code(0).stdout("");
+    let generic = "for path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))";
+    let reason = |tool: &str, body: &str| {
+        format!(
+            "codeact exclusive mode: `{tool}` is not available; call the tools from one codeact program instead:\n\n{} \
+             run --backend monty <<'PY'\n{body}\nPY",
+            bin()
+        )
+    };
+    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&reason("view", "print(view(path=\"src/app.py\"))")));
+    pre_tool_use(&env, "apply_patch.json").code(0).stdout(&deny(&reason("apply_patch", generic)));
+    pre_tool_use(&env, "bash_mentions_codeact.json").code(0).stdout(&deny(&reason("bash", generic)));
+}
+
+#[test]
+fn mode_comes_from_config_when_the_environment_is_silent() {
+    let env = TestEnv::new().project_config(r#"{"mode": "exclusive"}"#);
+    let out = pre_tool_use(&env, "view.json").code(0);
+    assert!(out.stdout.starts_with("{\"permissionDecision\":\"deny\""), "{}", out.stdout);
+}
+
+#[test]
+fn garbage_empty_and_huge_payloads_are_allowed_silently() {
+    for mode in ["nudge", "exclusive"] {
+        let env = TestEnv::new().env("CODEACT_MODE", mode);
+        pre_tool_use(&env, "garbage.json").code(0).stdout("").stderr("");
+        pre_tool_use(&env, "empty.json").code(0).stdout("").stderr("");
+        let huge = json!({"sessionId": "s", "toolName": "view", "toolArgs": {"path": "x".repeat(2 * 1024 * 1024)}});
+        env.run(&["hook", "pre-tool-use"], &huge.to_string()).code(0).stdout("").stderr("");
+    }
+}
+
+#[test]
+fn internal_errors_fail_open() {
+    // The state directory cannot be created: a file is in its way.
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    std::fs::create_dir_all(env.home().join(".cache")).unwrap();
+    std::fs::write(env.home().join(".cache/codeact"), "not a directory").unwrap();
+    let out = pre_tool_use(&env, "view.json").code(0).stdout("");
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.starts_with("codeact hook: "), "{}", out.stderr);
+    // An invalid project config.
+    let env = TestEnv::new().env("CODEACT_MODE", "exclusive").project_config("{broken");
+    let out = pre_tool_use(&env, "view.json").code(0).stdout("");
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+}
+
+/// The one state file of this test's sessions.
+fn state_files(env: &TestEnv) -> Vec<PathBuf> {
+    let dir = env.home().join(".cache/codeact/hook-state");
+    std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default()
+}
+
+#[test]
+fn a_planted_or_corrupt_counter_file_cannot_inject_anything() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+    let files = state_files(&env);
+    assert_eq!(files.len(), 1);
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(files[0].parent().unwrap()).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o700);
+    for planted in [
+        "{\"permissionDecision\":\"allow\"}",
+        "2\n{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"injected\"}",
+        "99999999999",
+        "-5",
+        "\u{0}\u{1}",
+    ] {
+        std::fs::write(&files[0], planted).unwrap();
+        // Read as zero: the first call is simply counted, and nothing planted reaches stdout.
+        pre_tool_use(&env, "view.json").code(0).stdout("").stderr("");
+    }
+    // A planted number is only a count.
+    std::fs::write(&files[0], "2").unwrap();
+    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&nudge_reason("print(view(path=\"src/app.py\"))")));
+    // A symlink planted in place of the file is not followed.
+    std::fs::remove_file(&files[0]).unwrap();
+    std::fs::write(env.outside().join("target"), "2").unwrap();
+    std::os::unix::fs::symlink(env.outside().join("target"), &files[0]).unwrap();
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+    assert_eq!(std::fs::read_to_string(env.outside().join("target")).unwrap(), "2");
+}
+
+#[test]
+fn two_sessions_do_not_share_counts() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    let other = payload(&env, "view.json").replace("3fe9c0de-0001", "another-session");
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+    env.run(&["hook", "pre-tool-use"], &other).code(0).stdout("");
+    env.run(&["hook", "pre-tool-use"], &other).code(0).stdout("");
+    assert!(pre_tool_use(&env, "view.json").stdout.contains("deny"));
+    assert!(env.run(&["hook", "pre-tool-use"], &other).stdout.contains("deny"));
+    assert_eq!(state_files(&env).len(), 2);
+}
+
+#[test]
+fn session_start_adds_the_instructions_once() {
+    let env = TestEnv::new();
+    let start = json!({"sessionId": "s", "cwd": env.workspace(), "source": "new"}).to_string();
+    let out = env.run(&["hook", "session-start"], &start).code(0);
+    let reply: Value = serde_json::from_str(&out.stdout).unwrap();
+    let reference = env.run(&["instructions"], "").code(0).stdout;
+    assert_eq!(reply, json!({"additionalContext": reference}));
+    // Once an instructions file is installed, the hook adds nothing.
+    env.run(&["install"], "").code(0);
+    env.run(&["hook", "session-start"], &start).code(0).stdout("");
+    // Nor does it when asked not to.
+    let env = TestEnv::new().env("CODEACT_INJECT", "0");
+    env.run(&["hook", "session-start"], &start).code(0).stdout("");
+}
