@@ -1,0 +1,182 @@
+//! A scripted model server for end-to-end tests with the real Copilot CLI: it speaks the
+//! `OpenAI` chat-completions and Responses wire formats (streamed as server-sent events) on
+//! 127.0.0.1 only, answers each request with the next step of a script, and records every
+//! request body so tests can assert on what the CLI sent back to the model.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// One scripted model turn.
+#[derive(Debug, Clone)]
+pub(crate) enum Step {
+    /// Call a tool with these arguments.
+    Tool(&'static str, Value),
+    /// Answer with text and stop.
+    Say(&'static str),
+}
+
+/// A running server; it stops when the test process ends.
+pub(crate) struct ModelServer {
+    pub(crate) port: u16,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ModelServer {
+    pub(crate) fn start(script: Vec<Step>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = requests.clone();
+        let script = Arc::new(script);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = log.clone();
+                let script = script.clone();
+                std::thread::spawn(move || serve(stream, &script, &log));
+            }
+        });
+        Self { port, requests }
+    }
+
+    pub(crate) fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Every request body that asked for a model turn (those that offered tools).
+    pub(crate) fn turns(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().iter().filter(|r| r.get("tools").is_some_and(|t| !t.is_null())).cloned().collect()
+    }
+}
+
+fn serve(mut stream: TcpStream, script: &[Step], log: &Mutex<Vec<Value>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    if request_line.starts_with("GET") {
+        let models = json!({"object": "list", "data": [{"id": "gpt-4.1", "object": "model"}, {"id": "gpt-5.4", "object": "model"}]});
+        let text = models.to_string();
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        );
+        return;
+    }
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    log.lock().unwrap().push(body.clone());
+    let events = if path.ends_with("/responses") { responses(&body, script) } else { chat(&body, script) };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
+    );
+    for event in events {
+        let _ = stream.write_all(event.as_bytes());
+    }
+    let _ = stream.flush();
+}
+
+/// The script step a request asks for: one per tool result already in the conversation.
+fn step(script: &[Step], done: usize) -> &Step {
+    script.get(done).unwrap_or(&Step::Say("done"))
+}
+
+fn chat(body: &Value, script: &[Step]) -> Vec<String> {
+    let data = |value: Value| format!("data: {value}\n\n");
+    let chunk = |choices: Value| json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4.1", "choices": choices});
+    let mut events = vec![data(chunk(json!([{"index": 0, "delta": {"role": "assistant"}}])))];
+    let has_tools = body.get("tools").is_some_and(|t| !t.is_null());
+    let done = body["messages"].as_array().map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+    let finish = match if has_tools { step(script, done) } else { &Step::Say("codeact test") } {
+        Step::Tool(name, args) => {
+            let call = json!([{"index": 0, "id": format!("call_{done}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}]);
+            events.push(data(chunk(json!([{"index": 0, "delta": {"tool_calls": call}}]))));
+            "tool_calls"
+        }
+        Step::Say(text) => {
+            events.push(data(chunk(json!([{"index": 0, "delta": {"content": text}}]))));
+            "stop"
+        }
+    };
+    events.push(data(chunk(json!([{"index": 0, "delta": {}, "finish_reason": finish}]))));
+    events.push(data(
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4.1", "choices": [],
+                            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}}),
+    ));
+    events.push("data: [DONE]\n\n".to_owned());
+    events
+}
+
+fn responses(body: &Value, script: &[Step]) -> Vec<String> {
+    let event = |kind: &str, value: Value| format!("event: {kind}\ndata: {value}\n\n");
+    let has_tools = body.get("tools").is_some_and(|t| !t.is_null());
+    let done = body["input"]
+        .as_array()
+        .map_or(0, |items| items.iter().filter(|i| i["type"] == "function_call_output").count());
+    let item = match if has_tools { step(script, done) } else { &Step::Say("codeact test") } {
+        Step::Tool(name, args) => {
+            json!({"type": "function_call", "id": format!("fc_{done}"), "call_id": format!("call_{done}"),
+                                          "name": name, "arguments": args.to_string(), "status": "completed"})
+        }
+        Step::Say(text) => {
+            json!({"type": "message", "id": format!("msg_{done}"), "role": "assistant", "status": "completed",
+                                   "content": [{"type": "output_text", "text": text, "annotations": []}]})
+        }
+    };
+    let response = |status: &str, output: Value| {
+        json!({"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5.4", "status": status, "output": output,
+               "usage": {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}})
+    };
+    let mut events = vec![event(
+        "response.created",
+        json!({"type": "response.created", "response": response("in_progress", json!([]))}),
+    )];
+    events.push(event(
+        "response.output_item.added",
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+    ));
+    if item["type"] == "function_call" {
+        events.push(event(
+            "response.function_call_arguments.done",
+            json!({"type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": 0, "arguments": item["arguments"]}),
+        ));
+    } else {
+        let text = &item["content"][0]["text"];
+        events.push(event(
+            "response.output_text.delta",
+            json!({"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0, "delta": text}),
+        ));
+        events.push(event(
+            "response.output_text.done",
+            json!({"type": "response.output_text.done", "item_id": item["id"], "output_index": 0, "content_index": 0, "text": text}),
+        ));
+    }
+    events.push(event(
+        "response.output_item.done",
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+    ));
+    events.push(event(
+        "response.completed",
+        json!({"type": "response.completed", "response": response("completed", json!([item]))}),
+    ));
+    events
+}
