@@ -12,6 +12,7 @@ pub mod copilot;
 pub mod env;
 pub mod exit;
 pub mod hook;
+pub mod mcp;
 pub mod output;
 pub mod render;
 pub mod sandbox;

@@ -28,6 +28,8 @@ pub struct Reference<'a> {
     pub limits: &'a Limits,
     /// How the model invokes codeact: an absolute path, `codeact`, or a launcher command.
     pub binary: &'a str,
+    /// MCP servers that answered, with their tools' function-name suffixes.
+    pub mcp: &'a [crate::mcp::ServerTools],
 }
 
 /// A tool as the templates see it.
@@ -71,6 +73,8 @@ impl Reference<'_> {
             })
             .collect();
         let notes = self.backend.python_notes();
+        let mcp: Vec<Value> =
+            self.mcp.iter().map(|(name, functions)| context! { name => name, functions => functions }).collect();
         context! {
             command => self.command(),
             tools => tools,
@@ -81,6 +85,7 @@ impl Reference<'_> {
             max_memory => format_size(self.limits.max_memory),
             max_tool_calls => self.limits.max_tool_calls,
             marker => marker,
+            mcp_servers => mcp,
         }
     }
 

@@ -3,21 +3,24 @@
 use anyhow::{Context, Result};
 use serde_json::{Value as Json, json};
 
+use super::instructions::tools_and_servers;
 use crate::backend;
 use crate::cli::BackendArgs;
 use crate::config::Config;
 use crate::exit;
 use crate::output;
-use crate::tools::{Registry, ToolSpec};
+use crate::tools::ToolSpec;
 
 pub fn run(args: &BackendArgs) -> Result<u8> {
     let config = Config::load(&args.common)?;
     let backend = backend::select(config.backend)?;
-    let registry = Registry::new(&config.tools);
+    let (registry, servers) = tools_and_servers(&config);
+    let mcp: Vec<_> = servers.iter().map(|(name, tools)| json!({"name": name, "tools": tools})).collect();
     let manifest = json!({
         "backend": backend.name(),
         "workspace": config.workspace.display().to_string(),
         "tools": registry.tools().iter().map(|t| tool_json(t)).collect::<Vec<_>>(),
+        "mcp_servers": mcp,
     });
     output::json(&manifest).context("failed to write to stdout")?;
     Ok(exit::SUCCESS)

@@ -100,7 +100,9 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
     let registry = Registry::new(&config.tools);
     let binary = current_binary();
-    let text = Reference { backend, registry: &registry, limits: &config.limits, binary: &binary }.reference()?;
+    // MCP servers are not started here: the hook must answer within its few seconds.
+    let text =
+        Reference { backend, registry: &registry, limits: &config.limits, binary: &binary, mcp: &[] }.reference()?;
     Ok(Some(json!({"additionalContext": text})))
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::instructions::current_binary;
+use super::instructions::{current_binary, tools_and_servers};
 use super::preflight;
 use crate::backend;
 use crate::cli::{InstallArgs, UninstallArgs};
@@ -22,7 +22,6 @@ use crate::copilot::{self, FileKind};
 use crate::exit;
 use crate::output;
 use crate::render::Reference;
-use crate::tools::Registry;
 
 pub fn install(args: &InstallArgs) -> Result<u8> {
     let config = Config::load(&args.common)?;
@@ -33,9 +32,9 @@ pub fn install(args: &InstallArgs) -> Result<u8> {
         return Ok(exit::BACKEND_UNAVAILABLE);
     }
     let backend = backend::select(config.backend)?;
-    let registry = Registry::new(&config.tools);
+    let (registry, mcp) = tools_and_servers(&config);
     let binary = current_binary();
-    let reference = Reference { backend, registry: &registry, limits: &config.limits, binary: &binary };
+    let reference = Reference { backend, registry: &registry, limits: &config.limits, binary: &binary, mcp: &mcp };
     let regenerate =
         format!("codeact install{} --backend {}", if args.global { " --global" } else { "" }, backend.name());
     let targets = targets(&config.workspace, args.global)?;

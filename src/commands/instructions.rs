@@ -1,11 +1,14 @@
 //! `codeact instructions`: the Markdown tool reference a model reads.
 
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result};
 
 use crate::backend;
 use crate::cli::BackendArgs;
 use crate::config::Config;
 use crate::exit;
+use crate::mcp::{Mcp, ServerTools};
 use crate::output;
 use crate::render::Reference;
 use crate::tools::Registry;
@@ -13,12 +16,33 @@ use crate::tools::Registry;
 pub fn run(args: &BackendArgs) -> Result<u8> {
     let config = Config::load(&args.common)?;
     let backend = backend::select(config.backend)?;
-    let registry = Registry::new(&config.tools);
+    let (registry, mcp) = tools_and_servers(&config);
     let binary = current_binary();
-    let text = Reference { backend, registry: &registry, limits: &config.limits, binary: &binary }.reference()?;
+    let text =
+        Reference { backend, registry: &registry, limits: &config.limits, binary: &binary, mcp: &mcp }.reference()?;
     output::data(text.as_bytes()).context("failed to write to stdout")?;
     Ok(exit::SUCCESS)
 }
+
+/// The offered tools and the MCP servers that answered, with their tools. A server that cannot
+/// be reached is left out with a warning: nothing is advertised that would fail.
+#[must_use]
+pub fn tools_and_servers(config: &Config) -> (Registry, Vec<ServerTools>) {
+    let mut mcp = Mcp::load(&config.workspace);
+    let registry = Registry::with_mcp(&config.tools, !mcp.is_empty() && config.tools.allows("mcp_call"));
+    if registry.get("mcp_call").is_none() {
+        return (registry, Vec::new());
+    }
+    let (servers, failed) = mcp.catalog(Instant::now() + DISCOVERY_TIME);
+    for (name, error) in failed {
+        output::warning(&format!("MCP server `{name}` left out: {error}"));
+    }
+    let registry = Registry::with_mcp(&config.tools, !servers.is_empty());
+    (registry, servers)
+}
+
+/// How long listing every MCP server's tools may take.
+const DISCOVERY_TIME: Duration = Duration::from_secs(20);
 
 /// The absolute path of this binary, as models should invoke it.
 #[must_use]

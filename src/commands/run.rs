@@ -10,6 +10,7 @@ use crate::backend;
 use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::exit;
+use crate::mcp::Mcp;
 use crate::output;
 use crate::sandbox::{Capture, Host, Outcome};
 use crate::tools::workspace::Workspace;
@@ -22,8 +23,10 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let started = Instant::now();
     let workspace = Workspace::open(&config.workspace)
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
-    let ctx = ToolContext::new(workspace, started + config.limits.timeout);
-    let mut host = Host::new(Registry::new(&config.tools), ctx, config.limits, started);
+    let mut ctx = ToolContext::new(workspace, started + config.limits.timeout);
+    ctx.mcp = Mcp::load(&config.workspace);
+    let registry = Registry::with_mcp(&config.tools, !ctx.mcp.is_empty());
+    let mut host = Host::new(registry, ctx, config.limits, started);
     let outcome = backend.run(&program, &mut host);
     if args.json {
         output::json(&outcome.to_json(config.limits.max_output)).context("failed to write to stdout")?;

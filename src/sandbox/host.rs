@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::limits::{Limits, format_seconds, format_size};
-use crate::tools::{ErrorKind, Registry, ToolContext, ToolError, Value};
+use crate::tools::{ErrorKind, Registry, ToolContext, ToolError, Value, mcp};
 
 /// The host side of one run.
 #[derive(Debug)]
@@ -54,7 +54,7 @@ impl Host {
             return Dispatch::Stop(LimitHit::Time);
         }
         let Some(spec) = self.registry.get(name) else {
-            return Dispatch::Raise(self.unknown_name(name));
+            return self.mcp_function(name, &positional, keywords);
         };
         if let Err(hit) = self.count_call() {
             return Dispatch::Stop(hit);
@@ -73,6 +73,30 @@ impl Host {
         }
         self.tool_calls += 1;
         Ok(())
+    }
+
+    /// A `server__tool` function of an MCP server, or a `NameError`.
+    fn mcp_function(&mut self, name: &str, positional: &[Value], keywords: Vec<(String, Value)>) -> Dispatch {
+        if !name.contains("__") || self.registry.get("mcp_call").is_none() {
+            return Dispatch::Raise(self.unknown_name(name));
+        }
+        let (server, tool) = match mcp::resolve_function(&mut self.ctx, name) {
+            None => return Dispatch::Raise(self.unknown_name(name)),
+            Some(Err(err)) => return Dispatch::Raise(err),
+            Some(Ok(found)) => found,
+        };
+        if !positional.is_empty() {
+            return Dispatch::Raise(ToolError::type_error(format!("{name}() takes keyword arguments only")));
+        }
+        if let Err(hit) = self.count_call() {
+            return Dispatch::Stop(hit);
+        }
+        let arguments = Value::Dict(keywords.into_iter().map(|(k, v)| (Value::Str(k), v)).collect());
+        match mcp::call_tool(&mut self.ctx, &server, &tool, &arguments) {
+            Ok(value) => Dispatch::Return(value),
+            Err(err) if err.kind == ErrorKind::Timeout && self.past_deadline() => Dispatch::Stop(LimitHit::Time),
+            Err(err) => Dispatch::Raise(err),
+        }
     }
 
     /// Whether `name` is an offered tool (for bare references such as `f = view`).

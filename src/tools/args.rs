@@ -2,7 +2,7 @@
 //! Python itself would give, plus the list of accepted names so a model can fix the call.
 
 use super::error::ToolError;
-use super::spec::{Default, ToolSpec};
+use super::spec::{Default, Kind, ToolSpec};
 use super::value::Value;
 
 /// Arguments bound to a tool's parameters, defaults filled in and types checked.
@@ -20,19 +20,26 @@ pub fn bind(
 ) -> Result<Args, ToolError> {
     let name = spec.name;
     let params = spec.params;
-    if positional.len() > params.len() {
+    let positional_params = params.iter().filter(|p| p.kind != Kind::Kwargs).count();
+    if positional.len() > positional_params {
         return Err(ToolError::type_error(format!(
             "{name}() takes at most {} positional arguments ({} given)",
-            params.len(),
+            positional_params,
             positional.len()
         )));
     }
+    let kwargs = params.iter().position(|p| p.kind == Kind::Kwargs);
+    let mut extra = Vec::new();
     let mut slots: Vec<Option<Value>> = vec![None; params.len()];
     for (slot, value) in slots.iter_mut().zip(positional) {
         *slot = Some(value);
     }
     for (key, value) in keywords {
-        let Some(index) = params.iter().position(|p| p.name == key) else {
+        let Some(index) = params.iter().position(|p| p.name == key && p.kind != Kind::Kwargs) else {
+            if kwargs.is_some() {
+                extra.push((Value::Str(key), value));
+                continue;
+            }
             let accepted: Vec<&str> = params.iter().map(|p| p.name).collect();
             return Err(ToolError::type_error(format!(
                 "{name}() got an unexpected keyword argument '{key}' (accepted: {})",
@@ -43,6 +50,9 @@ pub fn bind(
             return Err(ToolError::type_error(format!("{name}() got multiple values for argument '{key}'")));
         }
         slots[index] = Some(value);
+    }
+    if let Some(index) = kwargs {
+        slots[index] = Some(Value::Dict(extra));
     }
     let mut values = Vec::with_capacity(params.len());
     for (param, slot) in params.iter().zip(slots) {

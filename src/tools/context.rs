@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::error::{ErrorKind, ToolError};
 use super::sql::Databases;
 use super::workspace::Workspace;
+use crate::mcp::Mcp;
 
 /// Most bytes of tool warnings kept for the program's stderr.
 const MAX_STDERR: usize = 64 * 1024;
@@ -19,12 +20,14 @@ pub struct ToolContext {
     /// Warnings for the program's stderr (truncation notices and the like).
     pub stderr: String,
     pub databases: Databases,
+    /// The run's MCP servers, connected on first use.
+    pub mcp: Mcp,
 }
 
 impl ToolContext {
     #[must_use]
     pub fn new(workspace: Workspace, deadline: Instant) -> Self {
-        Self { workspace, deadline, stderr: String::new(), databases: Databases::default() }
+        Self { workspace, deadline, stderr: String::new(), databases: Databases::default(), mcp: Mcp::none() }
     }
 
     /// Time left before the deadline (zero once it has passed).

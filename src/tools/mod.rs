@@ -8,6 +8,7 @@ pub mod error;
 pub mod files;
 pub mod glob;
 pub mod grep;
+pub mod mcp;
 pub mod pattern;
 pub mod registry;
 pub mod spec;

@@ -6,7 +6,7 @@ use super::context::ToolContext;
 use super::error::ToolError;
 use super::spec::ToolSpec;
 use super::value::Value;
-use super::{bash, files, glob, grep, sql};
+use super::{bash, files, glob, grep, mcp, sql};
 use crate::config::ToolFilter;
 
 /// Every built-in tool, in the order the instructions present them.
@@ -24,7 +24,16 @@ impl Registry {
     /// The built-ins that `filter` allows.
     #[must_use]
     pub fn new(filter: &ToolFilter) -> Self {
-        let (tools, disabled): (Vec<_>, Vec<_>) = BUILTINS.iter().copied().partition(|t| filter.allows(t.name));
+        Self::with_mcp(filter, false)
+    }
+
+    /// The built-ins that `filter` allows, plus `mcp_call` and `mcp_tools` when MCP servers are
+    /// configured.
+    #[must_use]
+    pub fn with_mcp(filter: &ToolFilter, mcp: bool) -> Self {
+        let mcp_tools: &[&'static ToolSpec] = if mcp { &[&mcp::MCP_CALL, &mcp::MCP_TOOLS] } else { &[] };
+        let (tools, disabled): (Vec<_>, Vec<_>) =
+            BUILTINS.iter().chain(mcp_tools).copied().partition(|t| filter.allows(t.name));
         Self { tools, disabled: disabled.into_iter().map(|t| t.name).collect() }
     }
 

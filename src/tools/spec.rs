@@ -49,6 +49,8 @@ pub enum Kind {
     Range,
     /// A list (positional) or a dict (named) of SQL parameters.
     SqlParams,
+    /// `**kwargs`: every keyword the other parameters do not take, as a dict.
+    Kwargs,
 }
 
 /// A parameter's default; `Required` has none.
@@ -74,6 +76,7 @@ impl Kind {
             Self::StrList => "list[str]",
             Self::Range => "list[int]",
             Self::SqlParams => "list | dict",
+            Self::Kwargs => "Any",
         }
     }
 
@@ -89,6 +92,7 @@ impl Kind {
             Self::StrList => json!({"type": "array", "items": {"type": "string"}}),
             Self::Range => json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}),
             Self::SqlParams => json!({"anyOf": [{"type": "array"}, {"type": "object"}]}),
+            Self::Kwargs => json!({"type": "object"}),
         }
     }
 
@@ -101,7 +105,8 @@ impl Kind {
             | (Self::Int | Self::Number, Value::Int(_))
             | (Self::Number, Value::Float(_))
             | (Self::Bool, Value::Bool(_))
-            | (Self::SqlParams, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) => true,
+            | (Self::SqlParams, Value::List(_) | Value::Tuple(_) | Value::Dict(_))
+            | (Self::Kwargs, Value::Dict(_)) => true,
             (Self::Paths | Self::StrList, Value::List(items) | Value::Tuple(items)) => all_str(items),
             (Self::Range, Value::List(items) | Value::Tuple(items)) => {
                 items.len() == 2 && items.iter().all(|v| matches!(v, Value::Int(_)))
@@ -144,6 +149,9 @@ impl ToolSpec {
             .params
             .iter()
             .map(|p| {
+                if p.kind == Kind::Kwargs {
+                    return format!("**{}", p.name);
+                }
                 let optional = if p.default == Default::None { " | None" } else { "" };
                 match p.default.python_literal() {
                     Some(literal) => format!("{}: {}{optional} = {literal}", p.name, p.kind.python_type()),
@@ -162,6 +170,7 @@ impl ToolSpec {
             .params
             .iter()
             .map(|p| match p.default.python_literal() {
+                _ if p.kind == Kind::Kwargs => format!("**{}", p.name),
                 Some(literal) => format!("{}={literal}", p.name),
                 None => p.name.to_owned(),
             })
@@ -174,7 +183,7 @@ impl ToolSpec {
     pub fn parameters_schema(&self) -> Json {
         let mut properties = serde_json::Map::new();
         let mut required = Vec::new();
-        for param in self.params {
+        for param in self.params.iter().filter(|p| p.kind != Kind::Kwargs) {
             let mut schema = param.kind.json_schema();
             if param.default == Default::None {
                 schema = json!({"anyOf": [schema, {"type": "null"}]});
@@ -190,6 +199,7 @@ impl ToolSpec {
             }
             properties.insert(param.name.into(), schema);
         }
-        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+        let open = self.params.iter().any(|p| p.kind == Kind::Kwargs);
+        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": open})
     }
 }

@@ -11,6 +11,7 @@ mod e2e;
 mod hook;
 mod install;
 mod limits;
+mod mcp;
 mod model;
 mod output;
 mod plugin;

@@ -32,12 +32,14 @@ Run codeact through this plugin's launcher; `<skill base directory>` is the dire
 fn generated() -> Vec<(PathBuf, String)> {
     let registry = Registry::new(&ToolFilter::default());
     let limits = Limits::default();
-    let agent = Reference { backend: Backend::Monty, registry: &registry, limits: &limits, binary: "codeact" }
-        .agent_file("CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin")
-        .unwrap();
-    let skill = Reference { backend: Backend::Monty, registry: &registry, limits: &limits, binary: SKILL_LAUNCHER }
-        .reference()
-        .unwrap();
+    let agent =
+        Reference { backend: Backend::Monty, registry: &registry, limits: &limits, binary: "codeact", mcp: &[] }
+            .agent_file("CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin")
+            .unwrap();
+    let skill =
+        Reference { backend: Backend::Monty, registry: &registry, limits: &limits, binary: SKILL_LAUNCHER, mcp: &[] }
+            .reference()
+            .unwrap();
     vec![
         (plugin_dir().join("agents/codeact.agent.md"), agent),
         (plugin_dir().join("skills/monty-codeact/SKILL.md"), format!("{MONTY_SKILL_HEAD}{skill}")),
