@@ -24,6 +24,7 @@ pub struct Config {
     pub tools: ToolFilter,
     /// The hook's enforcement mode.
     pub mode: Mode,
+    pub network: NetworkPolicy,
 }
 
 /// Which tools are offered: an optional allow-list, then a deny-list.
@@ -72,7 +73,6 @@ struct ConfigFile {
     disabled: Option<Vec<String>>,
     backend: Option<BackendChoice>,
     limits: Option<LimitsFile>,
-    #[expect(dead_code, reason = "validated now, read by the web tools")]
     network: Option<NetworkFile>,
     mode: Option<Mode>,
 }
@@ -86,14 +86,22 @@ struct LimitsFile {
     max_tool_calls: Option<u64>,
 }
 
-/// Network policy for the web tools; read now so that a typo is reported early.
+/// Network policy for the web tools.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NetworkFile {
-    #[expect(dead_code, reason = "read by the web tools")]
     allow_private: Option<bool>,
-    #[expect(dead_code, reason = "read by the web tools")]
     allowed_hosts: Option<Vec<String>>,
+}
+
+/// Where `web_fetch` may connect. By default only public addresses: loopback, private,
+/// link-local, unique-local and cloud-metadata addresses are refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetworkPolicy {
+    /// Allow loopback, private and link-local addresses (never cloud metadata endpoints).
+    pub allow_private: bool,
+    /// Hosts (names or addresses) allowed whatever they resolve to.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// A size written as a number of bytes or a string such as `"512MiB"`.
@@ -157,6 +165,7 @@ impl Config {
             limits: Limits::default(),
             tools: ToolFilter::default(),
             mode: Mode::Off,
+            network: NetworkPolicy::default(),
         };
         for source in &sources {
             config.apply(source)?;
@@ -192,6 +201,14 @@ impl Config {
         }
         if let Some(mode) = file.mode {
             self.mode = mode;
+        }
+        if let Some(network) = &file.network {
+            if let Some(allow) = network.allow_private {
+                self.network.allow_private = allow;
+            }
+            if let Some(hosts) = &network.allowed_hosts {
+                self.network.allowed_hosts.clone_from(hosts);
+            }
         }
         if let Some(limits_file) = &file.limits {
             if let Some(seconds) = limits_file.timeout {

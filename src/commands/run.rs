@@ -25,6 +25,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
     let mut ctx = ToolContext::new(workspace, started + config.limits.timeout);
     ctx.mcp = Mcp::load(&config.workspace);
+    ctx.network = config.network.clone();
     let registry = Registry::with_mcp(&config.tools, !ctx.mcp.is_empty());
     let mut host = Host::new(registry, ctx, config.limits, started);
     let outcome = backend.run(&program, &mut host);

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::error::{ErrorKind, ToolError};
 use super::sql::Databases;
 use super::workspace::Workspace;
+use crate::config::NetworkPolicy;
 use crate::mcp::Mcp;
 
 /// Most bytes of tool warnings kept for the program's stderr.
@@ -22,12 +23,21 @@ pub struct ToolContext {
     pub databases: Databases,
     /// The run's MCP servers, connected on first use.
     pub mcp: Mcp,
+    /// Where `web_fetch` may connect.
+    pub network: NetworkPolicy,
 }
 
 impl ToolContext {
     #[must_use]
     pub fn new(workspace: Workspace, deadline: Instant) -> Self {
-        Self { workspace, deadline, stderr: String::new(), databases: Databases::default(), mcp: Mcp::none() }
+        Self {
+            workspace,
+            deadline,
+            stderr: String::new(),
+            databases: Databases::default(),
+            mcp: Mcp::none(),
+            network: NetworkPolicy::default(),
+        }
     }
 
     /// Time left before the deadline (zero once it has passed).

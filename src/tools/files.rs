@@ -15,7 +15,7 @@ pub const MAX_VIEW_BYTES: u64 = 10 * 1024 * 1024;
 
 pub static VIEW: ToolSpec = ToolSpec {
     name: "view",
-    description: "A file's text (`view_range=[start, end]`, 1-based, end -1 = EOF), or a directory's sorted entries, `/` after subdirectories.",
+    description: "File text (`view_range=[start, end]`, 1-based, -1 = end) or a directory listing.",
     params: &[
         Param {
             name: "path",

@@ -36,7 +36,7 @@ pub const DEFAULT_EXCLUDES: &[&str] = &[
 
 pub static GLOB: ToolSpec = ToolSpec {
     name: "glob",
-    description: "Workspace files matching a glob (`**`, `{a,b}`), sorted; `paths` is a str or list; skips .git, node_modules, target and the like.",
+    description: "Files matching a glob (`**`, `{a,b}`), sorted; skips .git, node_modules and the like.",
     params: &[
         Param {
             name: "pattern",

@@ -6,6 +6,7 @@ pub mod bash;
 pub mod context;
 pub mod error;
 pub mod files;
+pub mod github;
 pub mod glob;
 pub mod grep;
 pub mod mcp;
@@ -14,6 +15,7 @@ pub mod registry;
 pub mod spec;
 pub mod sql;
 pub mod value;
+pub mod web;
 pub mod workspace;
 
 pub use context::ToolContext;

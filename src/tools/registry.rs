@@ -6,12 +6,12 @@ use super::context::ToolContext;
 use super::error::ToolError;
 use super::spec::ToolSpec;
 use super::value::Value;
-use super::{bash, files, glob, grep, mcp, sql};
+use super::{bash, files, github, glob, grep, mcp, sql, web};
 use crate::config::ToolFilter;
 
 /// Every built-in tool, in the order the instructions present them.
 pub const BUILTINS: &[&ToolSpec] =
-    &[&files::VIEW, &files::CREATE, &files::EDIT, &glob::GLOB, &grep::GREP, &bash::BASH, &sql::SQL];
+    &[&files::VIEW, &files::CREATE, &files::EDIT, &glob::GLOB, &grep::GREP, &bash::BASH, &sql::SQL, &web::WEB_FETCH];
 
 /// The tools offered in this run.
 #[derive(Debug, Clone)]
@@ -28,12 +28,14 @@ impl Registry {
     }
 
     /// The built-ins that `filter` allows, plus `mcp_call` and `mcp_tools` when MCP servers are
-    /// configured.
+    /// configured, and `github_api` when `gh` or a token is there to use. A tool that could only
+    /// fail here is not offered.
     #[must_use]
     pub fn with_mcp(filter: &ToolFilter, mcp: bool) -> Self {
         let mcp_tools: &[&'static ToolSpec] = if mcp { &[&mcp::MCP_CALL, &mcp::MCP_TOOLS] } else { &[] };
+        let github: &[&'static ToolSpec] = if github::access().is_some() { &[&github::GITHUB_API] } else { &[] };
         let (tools, disabled): (Vec<_>, Vec<_>) =
-            BUILTINS.iter().chain(mcp_tools).copied().partition(|t| filter.allows(t.name));
+            BUILTINS.iter().chain(github).chain(mcp_tools).copied().partition(|t| filter.allows(t.name));
         Self { tools, disabled: disabled.into_iter().map(|t| t.name).collect() }
     }
 

@@ -51,6 +51,10 @@ pub enum Kind {
     SqlParams,
     /// `**kwargs`: every keyword the other parameters do not take, as a dict.
     Kwargs,
+    /// A dict of strings (HTTP headers).
+    StrDict,
+    /// Any JSON-like value.
+    Any,
 }
 
 /// A parameter's default; `Required` has none.
@@ -76,7 +80,8 @@ impl Kind {
             Self::StrList => "list[str]",
             Self::Range => "list[int]",
             Self::SqlParams => "list | dict",
-            Self::Kwargs => "Any",
+            Self::Kwargs | Self::Any => "Any",
+            Self::StrDict => "dict[str, str]",
         }
     }
 
@@ -93,6 +98,8 @@ impl Kind {
             Self::Range => json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}),
             Self::SqlParams => json!({"anyOf": [{"type": "array"}, {"type": "object"}]}),
             Self::Kwargs => json!({"type": "object"}),
+            Self::StrDict => json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            Self::Any => json!({}),
         }
     }
 
@@ -106,7 +113,11 @@ impl Kind {
             | (Self::Number, Value::Float(_))
             | (Self::Bool, Value::Bool(_))
             | (Self::SqlParams, Value::List(_) | Value::Tuple(_) | Value::Dict(_))
-            | (Self::Kwargs, Value::Dict(_)) => true,
+            | (Self::Kwargs, Value::Dict(_))
+            | (Self::Any, _) => true,
+            (Self::StrDict, Value::Dict(pairs)) => {
+                pairs.iter().all(|(k, v)| matches!((k, v), (Value::Str(_), Value::Str(_))))
+            }
             (Self::Paths | Self::StrList, Value::List(items) | Value::Tuple(items)) => all_str(items),
             (Self::Range, Value::List(items) | Value::Tuple(items)) => {
                 items.len() == 2 && items.iter().all(|v| matches!(v, Value::Int(_)))

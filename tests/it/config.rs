@@ -23,7 +23,7 @@ fn the_deny_list_from_the_environment_removes_tools() {
     let env = TestEnv::new().env("CODEACT_DISABLE", "bash, sql");
     let (kind, message) = env.error_of("sql(query='select 1')");
     assert_eq!(kind, "NameError");
-    assert!(message.ends_with("(available tools: view, create, edit, glob, grep)"), "{message}");
+    assert!(message.ends_with("(available tools: view, create, edit, glob, grep, web_fetch)"), "{message}");
 }
 
 #[test]

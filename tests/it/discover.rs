@@ -29,7 +29,7 @@ fn discover_lists_every_tool_with_schema_and_return_type() {
 
 #[test]
 fn discover_leaves_out_disabled_tools() {
-    let env = TestEnv::new().env("CODEACT_DISABLE", "bash,sql,create,edit");
+    let env = TestEnv::new().env("CODEACT_DISABLE", "bash,sql,create,edit,web_fetch");
     let out = env.run(&["discover"], "").code(0);
     let manifest: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let names: Vec<&str> = manifest["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();

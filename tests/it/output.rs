@@ -138,7 +138,10 @@ fn tool_calls_are_counted() {
 fn unknown_names_raise_name_error_listing_the_tools() {
     let (kind, message) = TestEnv::new().error_of("read_file(path='a')");
     assert_eq!(kind, "NameError");
-    assert_eq!(message, "name 'read_file' is not defined (available tools: view, create, edit, glob, grep, bash, sql)");
+    assert_eq!(
+        message,
+        "name 'read_file' is not defined (available tools: view, create, edit, glob, grep, bash, sql, web_fetch)"
+    );
 }
 
 #[test]

@@ -1,0 +1,184 @@
+//! `github_api`: the GitHub REST API through `gh api` when it is installed (it brings the user's
+//! own login), else over HTTPS with `GITHUB_TOKEN` or `GH_TOKEN`. The endpoint is always passed
+//! after `--`, so it can never become an option; it must be a path on the API, never a URL.
+//! Registered only when one of the two ways is available.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::args::Args;
+use super::context::ToolContext;
+use super::error::{ErrorKind, ToolError};
+use super::spec::{Default, Kind, Param, ToolSpec};
+use super::value::Value;
+use crate::env;
+
+/// Bytes of a response kept at most.
+const MAX_RESPONSE: usize = 10 * 1024 * 1024;
+
+/// Longest one call may take (also cut to the run's remaining time).
+const CALL_TIMEOUT: Duration = Duration::from_mins(1);
+
+pub static GITHUB_API: ToolSpec = ToolSpec {
+    name: "github_api",
+    description: "Call the GitHub REST API, e.g. `repos/OWNER/REPO/issues`; returns the parsed JSON.",
+    params: &[
+        Param {
+            name: "endpoint",
+            kind: Kind::Str,
+            default: Default::Required,
+            doc: "API path such as repos/OWNER/REPO/pulls",
+        },
+        Param { name: "method", kind: Kind::Str, default: Default::Str("GET"), doc: "HTTP method" },
+        Param { name: "body", kind: Kind::Any, default: Default::None, doc: "JSON request body" },
+    ],
+    returns: "Any",
+    risk: None,
+    handler: github_api,
+};
+
+/// How `github_api` reaches GitHub here, if at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    Gh(std::path::PathBuf),
+    Token(String),
+}
+
+/// `gh` on `PATH`, else a token in the environment.
+#[must_use]
+pub fn access() -> Option<Access> {
+    let path = std::env::var_os("PATH")?;
+    let gh = std::env::split_paths(&path).map(|dir| dir.join("gh")).find(|candidate| candidate.is_file());
+    gh.map(Access::Gh).or_else(|| env::var("GITHUB_TOKEN").or_else(|| env::var("GH_TOKEN")).map(Access::Token))
+}
+
+fn github_api(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+    let endpoint = args.str("endpoint")?.trim_start_matches('/');
+    if endpoint.is_empty() || endpoint.starts_with('-') || endpoint.contains("://") || endpoint.contains("..") {
+        return Err(ToolError::value(format!(
+            "github_api() endpoint {endpoint:?} must be an API path such as repos/OWNER/REPO"
+        )));
+    }
+    let method = args.str("method")?.to_ascii_uppercase();
+    if !["GET", "POST", "PATCH", "PUT", "DELETE"].contains(&method.as_str()) {
+        return Err(ToolError::value(format!(
+            "github_api() method {method:?} is not one of GET, POST, PATCH, PUT, DELETE"
+        )));
+    }
+    let body = match args.get("body") {
+        Value::None => None,
+        other => Some(other.to_json().to_string()),
+    };
+    let timeout = CALL_TIMEOUT.min(ctx.remaining());
+    let text = match access() {
+        Some(Access::Gh(gh)) => via_gh(&gh, endpoint, &method, body.as_deref(), timeout)?,
+        Some(Access::Token(token)) => via_https(&token, endpoint, &method, body, timeout)?,
+        None => return Err(ToolError::runtime("github_api() needs `gh` on PATH or GITHUB_TOKEN in the environment")),
+    };
+    if text.trim().is_empty() {
+        return Ok(Value::None);
+    }
+    serde_json::from_str::<serde_json::Value>(&text)
+        .map(|json| Value::from_json(&json))
+        .map_err(|e| ToolError::runtime(format!("github_api() answer is not JSON: {e}")))
+}
+
+fn via_gh(
+    gh: &std::path::Path,
+    endpoint: &str,
+    method: &str,
+    body: Option<&str>,
+    timeout: Duration,
+) -> Result<String, ToolError> {
+    let mut command = Command::new(gh);
+    command.args(["api", "--method", method]);
+    if body.is_some() {
+        command.args(["--input", "-"]);
+    }
+    command.arg("--").arg(endpoint).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child =
+        command.spawn().map_err(|e| ToolError::new(ErrorKind::Os, format!("github_api() could not run gh: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(body.unwrap_or_default().as_bytes());
+    }
+    let pid = child.id();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let output = child.wait_with_output();
+        let _ = done_tx.send(());
+        output
+    });
+    if done_rx.recv_timeout(timeout).is_err() {
+        if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+        let _ = waiter.join();
+        return Err(ToolError::new(
+            ErrorKind::Timeout,
+            format!("github_api() gave up after {}s", timeout.as_secs_f64()),
+        ));
+    }
+    let output = waiter
+        .join()
+        .map_err(|_| ToolError::runtime("github_api() lost gh"))?
+        .map_err(|e| ToolError::new(ErrorKind::Os, format!("github_api() gh failed: {e}")))?;
+    let stdout = String::from_utf8_lossy(&output.stdout[..output.stdout.len().min(MAX_RESPONSE)]).into_owned();
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(ToolError::new(
+            ErrorKind::Os,
+            format!("github_api() {method} {endpoint} failed: {}", stderr.trim()),
+        ));
+    }
+    Ok(stdout)
+}
+
+fn via_https(
+    token: &str,
+    endpoint: &str,
+    method: &str,
+    body: Option<String>,
+    timeout: Duration,
+) -> Result<String, ToolError> {
+    let url = format!("https://api.github.com/{endpoint}");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ToolError::runtime(format!("github_api() could not start: {e}")))?;
+    runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .user_agent(concat!("codeact/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ToolError::runtime(format!("github_api() could not build a client: {e}")))?;
+        let method =
+            reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| ToolError::value("github_api() bad method"))?;
+        let mut request = client
+            .request(method.clone(), &url)
+            .bearer_auth(token)
+            .header("accept", "application/vnd.github+json")
+            .header("x-github-api-version", "2022-11-28");
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body);
+        }
+        // The error text of a failed request never includes the token.
+        let response = request
+            .send()
+            .await
+            .map_err(|e| ToolError::new(ErrorKind::Os, format!("github_api() {method} {endpoint} failed: {e}")))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| ToolError::new(ErrorKind::Os, format!("github_api() reading {endpoint}: {e}")))?;
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_RESPONSE)]).into_owned();
+        if status.as_u16() >= 400 {
+            return Err(ToolError::new(
+                ErrorKind::Os,
+                format!("github_api() HTTP {status} for {endpoint}: {}", text.chars().take(500).collect::<String>()),
+            ));
+        }
+        Ok(text)
+    })
+}

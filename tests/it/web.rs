@@ -1,0 +1,154 @@
+//! `web_fetch` against a local HTTP server the test starts on 127.0.0.1, under the network
+//! policy. Addresses the policy refuses are refused before any connection is made.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+
+use pretty_assertions::assert_eq;
+
+use crate::support::TestEnv;
+
+/// Serves a few fixed routes on a free loopback port; returns the base URL.
+fn server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut first = String::new();
+                reader.read_line(&mut first).unwrap_or_default();
+                let (mut length, mut header) = (0, String::new());
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(value) = lower.strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    if let Some(value) = lower.strip_prefix("x-test:") {
+                        header = value.trim().to_owned();
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let mut parts = first.split_whitespace();
+                let method = parts.next().unwrap_or_default().to_owned();
+                let path = parts.next().unwrap_or_default().to_owned();
+                let (status, kind, text, location) = route(&method, &path, &header, &String::from_utf8_lossy(&body));
+                let mut response = stream;
+                let location = location.map(|l| format!("location: {l}\r\n")).unwrap_or_default();
+                let _ = write!(
+                    response,
+                    "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n{location}connection: close\r\n\r\n{text}",
+                    text.len()
+                );
+            });
+        }
+    });
+    base
+}
+
+fn route(method: &str, path: &str, header: &str, body: &str) -> (&'static str, &'static str, String, Option<String>) {
+    let ok = "200 OK";
+    match path {
+        "/page" => (ok, "text/html; charset=utf-8", "<html><head><title>T</title><script>var hidden = 1;</script></head><body><h1>Hello</h1><p>World of <b>codeact</b></p></body></html>".into(), None),
+        "/long" => (ok, "text/plain", "a".repeat(50_000), None),
+        "/echo" => (ok, "text/plain", format!("{method} {header} {body}"), None),
+        "/to-private" => ("302 Found", "text/plain", String::new(), Some("http://10.255.255.1/secret".into())),
+        "/to-metadata" => ("302 Found", "text/plain", String::new(), Some("http://169.254.169.254/latest/meta-data/".into())),
+        _ => match path.strip_prefix("/redirect/").and_then(|n| n.parse::<u32>().ok()) {
+            Some(0) => (ok, "text/plain", "arrived".into(), None),
+            Some(n) => ("302 Found", "text/plain", String::new(), Some(format!("/redirect/{}", n - 1))),
+            None => ("404 Not Found", "text/plain", "no such page".into(), None),
+        },
+    }
+}
+
+/// A workspace whose configuration lets `web_fetch` reach the local server.
+fn allowed() -> TestEnv {
+    TestEnv::new().project_config(r#"{"network": {"allowed_hosts": ["127.0.0.1"]}}"#)
+}
+
+#[test]
+fn html_becomes_readable_text() {
+    let base = server();
+    let out = allowed().stdout_of(&format!("print(web_fetch(url='{base}/page'))"));
+    assert_eq!(out, "# Hello\n\nWorld of **codeact**\n\n");
+}
+
+#[test]
+fn long_bodies_are_cut_with_a_marker() {
+    let base = server();
+    let out = allowed().stdout_of(&format!("print(web_fetch(url='{base}/long', max_length=10))"));
+    assert_eq!(out, "aaaaaaaaaa\n[… 49990 more characters not shown; pass a larger max_length to read them …]\n");
+}
+
+#[test]
+fn http_errors_raise_os_error_with_the_status() {
+    let base = server();
+    let (kind, message) = allowed().error_of(&format!("web_fetch(url='{base}/missing')"));
+    assert_eq!((kind.as_str(), message), ("OSError", format!("web_fetch() HTTP 404 Not Found for {base}/missing")));
+}
+
+#[test]
+fn redirects_are_followed_five_times_at_most() {
+    let base = server();
+    let env = allowed();
+    assert_eq!(env.stdout_of(&format!("print(web_fetch(url='{base}/redirect/5'))")), "arrived\n");
+    let (kind, message) = env.error_of(&format!("web_fetch(url='{base}/redirect/6')"));
+    assert_eq!(
+        (kind.as_str(), message),
+        ("OSError", format!("web_fetch() {base}/redirect/6 followed more than 5 redirects"))
+    );
+}
+
+#[test]
+fn a_redirect_to_a_private_or_metadata_address_is_refused() {
+    let base = server();
+    let env = allowed();
+    let (kind, message) = env.error_of(&format!("web_fetch(url='{base}/to-private')"));
+    assert_eq!(kind, "PermissionError");
+    assert_eq!(
+        message,
+        "web_fetch() refused 10.255.255.1: it resolves to 10.255.255.1, a private address (allow it with \
+         network.allow_private or network.allowed_hosts in config.json)"
+    );
+    let env = TestEnv::new().project_config(r#"{"network": {"allow_private": true}}"#);
+    let (kind, message) = env.error_of(&format!("web_fetch(url='{base}/to-metadata')"));
+    assert_eq!(kind, "PermissionError");
+    assert!(message.contains("a cloud metadata address"), "{message}");
+}
+
+#[test]
+fn loopback_is_refused_by_default() {
+    let base = server();
+    let (kind, message) = TestEnv::new().error_of(&format!("web_fetch(url='{base}/page')"));
+    assert_eq!(kind, "PermissionError");
+    assert!(
+        message.starts_with("web_fetch() refused 127.0.0.1: it resolves to 127.0.0.1, a loopback address"),
+        "{message}"
+    );
+    let (kind, _) = TestEnv::new().error_of("web_fetch(url='http://localhost:9/')");
+    assert_eq!(kind, "PermissionError");
+}
+
+#[test]
+fn only_http_and_https_urls_are_fetched() {
+    let env = allowed();
+    for url in ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1/"] {
+        let (kind, message) = env.error_of(&format!("web_fetch(url='{url}')"));
+        assert_eq!(kind, "ValueError", "{url}");
+        assert!(message.starts_with("web_fetch() only fetches http and https URLs"), "{message}");
+    }
+}
+
+#[test]
+fn method_headers_and_data_are_sent() {
+    let base = server();
+    let program =
+        format!("print(web_fetch(url='{base}/echo', method='post', headers={{'X-Test': 'yes'}}, data='payload'))");
+    assert_eq!(allowed().stdout_of(&program), "POST yes payload\n");
+}
