@@ -29,7 +29,7 @@ fn server() -> String {
                         length = value.trim().parse().unwrap_or(0);
                     }
                     if let Some(value) = lower.strip_prefix("x-test:") {
-                        header = value.trim().to_owned();
+                        value.trim().clone_into(&mut header);
                     }
                 }
                 let mut body = vec![0; length];
