@@ -3,13 +3,13 @@
 //! after `--`, so it can never become an option; it must be a path on the API, never a URL.
 //! Registered only when one of the two ways is available.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use super::args::Args;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
+use super::process;
 use super::spec::{Default, Kind, Param, ToolSpec};
 use super::value::Value;
 use crate::env;
@@ -96,42 +96,22 @@ fn via_gh(
     if body.is_some() {
         command.args(["--input", "-"]);
     }
-    command.arg("--").arg(endpoint).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child =
-        command.spawn().map_err(|e| ToolError::new(ErrorKind::Os, format!("github_api() could not run gh: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(body.unwrap_or_default().as_bytes());
-    }
-    let pid = child.id();
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let waiter = std::thread::spawn(move || {
-        let output = child.wait_with_output();
-        let _ = done_tx.send(());
-        output
-    });
-    if done_rx.recv_timeout(timeout).is_err() {
-        if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-        }
-        let _ = waiter.join();
+    command.arg("--").arg(endpoint);
+    let finished = process::run(command, body.unwrap_or_default().as_bytes(), timeout)
+        .map_err(|e| ToolError::new(ErrorKind::Os, format!("github_api() could not run gh: {e}")))?;
+    if finished.timed_out {
         return Err(ToolError::new(
             ErrorKind::Timeout,
             format!("github_api() gave up after {}s", timeout.as_secs_f64()),
         ));
     }
-    let output = waiter
-        .join()
-        .map_err(|_| ToolError::runtime("github_api() lost gh"))?
-        .map_err(|e| ToolError::new(ErrorKind::Os, format!("github_api() gh failed: {e}")))?;
-    let stdout = String::from_utf8_lossy(&output.stdout[..output.stdout.len().min(MAX_RESPONSE)]).into_owned();
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
+    if !finished.status.success() {
         return Err(ToolError::new(
             ErrorKind::Os,
-            format!("github_api() {method} {endpoint} failed: {}", stderr.trim()),
+            format!("github_api() {method} {endpoint} failed: {}", finished.stderr.trim()),
         ));
     }
-    Ok(stdout)
+    Ok(finished.stdout)
 }
 
 fn via_https(

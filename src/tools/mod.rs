@@ -11,6 +11,7 @@ pub mod glob;
 pub mod grep;
 pub mod mcp;
 pub mod pattern;
+pub mod process;
 pub mod registry;
 pub mod spec;
 pub mod sql;

@@ -1,0 +1,105 @@
+//! Running a child process for a tool: its own process group, stdin written from a buffer,
+//! stdout and stderr read on their own threads into capped buffers, a timeout after which the
+//! whole group is killed, and the child always reaped.
+
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+/// Bytes kept of each of stdout and stderr.
+pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
+
+/// How long to wait for the pipes to drain after the child has exited.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// What a finished (or killed) child left.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    /// The timeout struck and the group was killed.
+    pub timed_out: bool,
+    /// Lossy UTF-8, with a marker when bytes were dropped.
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `command` with `stdin`, killing its process group after `timeout` and, in any case,
+/// once it exits (background children must not outlive the call).
+pub fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Result<Finished> {
+    let stdin_mode = if stdin.is_empty() { Stdio::null() } else { Stdio::piped() };
+    let mut child = command.stdin(stdin_mode).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
+    let pid = child.id();
+    if let Some(mut pipe) = child.stdin.take() {
+        let input = stdin.to_vec();
+        thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
+    let stdout = child.stdout.take().map(capture);
+    let stderr = child.stderr.take().map(capture);
+    let (done_tx, done_rx) = mpsc::channel();
+    let waiter = thread::spawn(move || {
+        let status = child.wait();
+        let _ = done_tx.send(());
+        status
+    });
+    let timed_out = done_rx.recv_timeout(timeout).is_err();
+    kill_group(pid);
+    let status = waiter.join().map_err(|_| std::io::Error::other("lost the child process"))??;
+    Ok(Finished {
+        status,
+        timed_out,
+        stdout: stdout.map(|s| s.finish("stdout")).unwrap_or_default(),
+        stderr: stderr.map(|s| s.finish("stderr")).unwrap_or_default(),
+    })
+}
+
+/// A stream being read on its own thread into a capped buffer.
+struct Capture {
+    rx: mpsc::Receiver<(Vec<u8>, u64)>,
+}
+
+fn capture(mut stream: impl Read + Send + 'static) -> Capture {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut dropped: u64 = 0;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = MAX_STREAM_BYTES.saturating_sub(kept.len()).min(n);
+                    kept.extend_from_slice(&buf[..room]);
+                    dropped += (n - room) as u64;
+                }
+            }
+        }
+        let _ = tx.send((kept, dropped));
+    });
+    Capture { rx }
+}
+
+impl Capture {
+    /// The captured text (lossy UTF-8), with a marker when bytes were dropped.
+    fn finish(self, name: &str) -> String {
+        let Ok((kept, dropped)) = self.rx.recv_timeout(DRAIN_GRACE) else {
+            return format!("[{name} not collected: a background process kept it open]");
+        };
+        let mut text = String::from_utf8_lossy(&kept).into_owned();
+        if dropped > 0 {
+            let _ = writeln!(text, "\n[… {dropped} more bytes of {name} dropped: streams are capped at 1 MiB …]");
+        }
+        text
+    }
+}
+
+fn kill_group(pid: u32) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
