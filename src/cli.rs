@@ -37,6 +37,8 @@ pub enum Command {
     Install(InstallArgs),
     /// Remove exactly the files `install` wrote.
     Uninstall(UninstallArgs),
+    /// Report every problem in user tool files and config files, as `path:line: message`.
+    Check(CheckArgs),
     /// Copilot CLI hooks (JSON payload on stdin).
     Hook {
         #[arg(value_enum)]
@@ -51,6 +53,21 @@ pub enum HookEvent {
     PreToolUse,
     /// At session start: add codeact's instructions unless a file already does.
     SessionStart,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check [default: the user's and the project's config dirs].
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// The directory whose `.codeact/` is checked by default.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -259,6 +259,11 @@ fn read_source(path: &Path) -> Result<Option<Source>> {
     Ok(Some(Source { path: path.to_path_buf(), file }))
 }
 
+/// Checks the text of a `config.json`: `Err` names the key and the position.
+pub fn check_text(text: &str) -> Result<(), String> {
+    parse_config(text).map(|_| ())
+}
+
 /// Parses config text, naming the offending key in the error (`key `limits.timeout`: …`).
 fn parse_config(text: &str) -> Result<ConfigFile, String> {
     let mut deserializer = serde_json::Deserializer::from_str(text);

@@ -17,6 +17,7 @@ pub mod output;
 pub mod render;
 pub mod sandbox;
 pub mod tools;
+pub mod usertools;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -52,6 +53,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some(Command::Install(args)) => commands::install::install(args),
         Some(Command::Uninstall(args)) => commands::install::uninstall(args),
         Some(Command::Hook { event }) => commands::hook::run(*event),
+        Some(Command::Check(args)) => commands::check::run(args),
         None if cli.run.code.is_some() || cli.run.file.is_some() || cli.run.stdin.is_some() => {
             commands::run::run(&cli.run)
         }

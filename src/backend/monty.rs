@@ -31,6 +31,14 @@ const STACK_BYTES: usize = 256 * 1024 * 1024;
 /// The Monty version compiled in.
 pub const VERSION: &str = monty_types::MONTY_VERSION;
 
+/// The first syntax problem in `code` as Monty parses it: (1-based line, message).
+#[must_use]
+pub fn syntax_error(code: &str) -> Option<(usize, String)> {
+    let exc = MontyRun::new(code.to_owned(), SCRIPT_NAME, Vec::new(), CompileOptions::default()).err()?;
+    let line = exc.traceback().last().map_or(1, |f| f.start.line as usize);
+    Some((line, exc.summary()))
+}
+
 /// Runs `program` to completion against `host`.
 pub fn run(program: &str, host: &mut Host) -> Outcome {
     let mut capture = Capture::new(host.limits.max_output);

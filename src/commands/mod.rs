@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod check;
 pub mod detect;
 pub mod discover;
 pub mod hook;

@@ -3,6 +3,7 @@
 
 #![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first surprise")]
 
+mod check;
 mod cli;
 mod config;
 mod corpus;

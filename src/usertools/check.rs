@@ -1,0 +1,189 @@
+//! `codeact check`: every problem in every tool file and config file, each as
+//! `path:line: message`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::markdown::{self, Language};
+use super::{Problem, secrets};
+use crate::backend::monty;
+use crate::config;
+use crate::tools::registry::BUILTINS;
+
+/// Names a user tool may not take: the built-in tools, the MCP helpers, and Python built-ins a
+/// call would reach first.
+const RESERVED: &[&str] = &[
+    "mcp_call",
+    "mcp_tools",
+    "github_api",
+    "web_fetch",
+    "call_tool",
+    "print",
+    "len",
+    "range",
+    "open",
+    "input",
+    "list",
+    "dict",
+    "set",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "tuple",
+    "type",
+    "sorted",
+    "min",
+    "max",
+    "sum",
+    "any",
+    "all",
+    "map",
+    "filter",
+    "zip",
+    "enumerate",
+    "repr",
+    "isinstance",
+    "getattr",
+    "hasattr",
+    "abs",
+    "round",
+];
+
+/// The files `check` looks at by default: each config dir's `config.json` and `tools/`.
+#[must_use]
+pub fn default_targets(workspace: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = config::user_dir().into_iter().collect();
+    dirs.push(workspace.join(".codeact"));
+    dirs.iter().flat_map(|dir| [dir.join("config.json"), dir.join("tools")]).filter(|p| p.exists()).collect()
+}
+
+/// Checks every file under `targets` and returns every problem, sorted by file and line.
+#[must_use]
+pub fn check(targets: &[PathBuf]) -> Vec<Problem> {
+    let mut files = Vec::new();
+    for target in targets {
+        collect(target, true, &mut files);
+    }
+    files.sort();
+    files.dedup();
+    let mut problems = Vec::new();
+    let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            problems.push(Problem::error(path, 1, "cannot be read as UTF-8 text".into()));
+            continue;
+        };
+        for (line, what) in secrets::find(&text) {
+            problems.push(Problem::error(
+                path,
+                line,
+                format!("this looks like {what}; keep secrets in the environment, not in files"),
+            ));
+        }
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => {
+                if let Err(message) = config::check_text(&text) {
+                    problems.push(Problem::error(path, line_of(&message), message));
+                }
+            }
+            Some("md") => {
+                let (tool, found) = markdown::parse(path, &text);
+                problems.extend(found);
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                if BUILTINS.iter().any(|t| t.name == stem) || RESERVED.contains(&stem.as_str()) {
+                    problems.push(Problem::error(
+                        path,
+                        1,
+                        format!("`{stem}` is reserved: a built-in tool or Python name; rename the file and its `name`"),
+                    ));
+                }
+                if let Some(first) = names.get(&stem) {
+                    problems.push(Problem::error(
+                        path,
+                        1,
+                        format!("duplicate tool name `{stem}`: also defined in `{}`", first.display()),
+                    ));
+                } else {
+                    names.insert(stem, path.clone());
+                }
+                if let Some(tool) = tool {
+                    problems.extend(check_code(path, &tool));
+                }
+            }
+            _ => {}
+        }
+    }
+    problems.sort();
+    problems
+}
+
+/// Whether the code block parses: Python with Monty's parser, JavaScript with `node --check`
+/// when node is installed.
+fn check_code(path: &Path, tool: &markdown::MarkdownTool) -> Vec<Problem> {
+    match tool.language {
+        Language::Python => monty::syntax_error(&tool.code)
+            .map(|(line, message)| {
+                Problem::error(
+                    path,
+                    tool.code_line + line.saturating_sub(1),
+                    format!("the Python code does not parse: {message}"),
+                )
+            })
+            .into_iter()
+            .collect(),
+        Language::JavaScript => {
+            let Ok(dir) = tempfile::tempdir() else { return Vec::new() };
+            let file = dir.path().join("tool.js");
+            if std::fs::write(&file, &tool.code).is_err() {
+                return Vec::new();
+            }
+            match Command::new("node").arg("--check").arg(&file).output() {
+                Ok(out) if !out.status.success() => {
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    let line = stderr
+                        .lines()
+                        .next()
+                        .and_then(|l| l.rsplit(':').next())
+                        .and_then(|n| n.trim().parse::<usize>().ok())
+                        .unwrap_or(1);
+                    let message =
+                        stderr.lines().find(|l| l.contains("Error")).unwrap_or("syntax error").trim().to_owned();
+                    vec![Problem::error(
+                        path,
+                        tool.code_line + line - 1,
+                        format!("the JavaScript code does not parse: {message}"),
+                    )]
+                }
+                _ => Vec::new(),
+            }
+        }
+        Language::Shell => Vec::new(),
+    }
+}
+
+/// The files to check under `path`: `.md` tool files (recursively, skipping dot-files),
+/// top-level `.py` tools not starting with `_`, and `config.json`.
+fn collect(path: &Path, explicit: bool, out: &mut Vec<PathBuf>) {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if !explicit && name.starts_with('.') {
+        return;
+    }
+    if path.is_dir() {
+        let Ok(entries) = std::fs::read_dir(path) else { return };
+        for entry in entries.flatten() {
+            collect(&entry.path(), false, out);
+        }
+    } else {
+        let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+        if explicit || extension == "md" || name == "config.json" || (extension == "py" && !name.starts_with('_')) {
+            out.push(path.to_path_buf());
+        }
+    }
+}
+
+/// `… at line 3 column 5` → 3.
+fn line_of(message: &str) -> usize {
+    message.rsplit_once(" at line ").and_then(|(_, rest)| rest.split_whitespace().next()?.parse().ok()).unwrap_or(1)
+}
