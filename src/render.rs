@@ -35,10 +35,10 @@ pub struct Reference<'a> {
 /// A tool as the templates see it.
 #[derive(Debug, Serialize)]
 struct ToolView {
-    name: &'static str,
+    name: String,
     signature: String,
-    description: &'static str,
-    returns: &'static str,
+    description: String,
+    returns: String,
     risk: Option<&'static str>,
 }
 
@@ -65,12 +65,19 @@ impl Reference<'_> {
             .tools()
             .iter()
             .map(|t| ToolView {
-                name: t.name,
+                name: t.name.to_owned(),
                 signature: t.short_signature(),
-                description: t.description,
-                returns: t.returns,
+                description: t.description.to_owned(),
+                returns: t.returns.to_owned(),
                 risk: t.risk,
             })
+            .chain(self.registry.user_tools().iter().map(|t| ToolView {
+                name: t.tool.name.clone(),
+                signature: t.signature(),
+                description: t.tool.description.clone(),
+                returns: "Any".to_owned(),
+                risk: None,
+            }))
             .collect();
         let notes = self.backend.python_notes();
         let mcp: Vec<Value> =

@@ -75,8 +75,47 @@ pub fn run(program: &str, host: &mut Host) -> Outcome {
 
 /// Compiles and drives the program; runs on the interpreter thread.
 fn execute(program: &str, host: &mut Host, capture: &mut Capture) -> Result<MontyObject, ProgramError> {
+    host.python = Some(run_tool);
     let runner = MontyRun::new(program.to_owned(), SCRIPT_NAME, Vec::new(), CompileOptions::default())
         .map_err(|exc| compile_error(&exc, program))?;
+    drive(runner, Vec::new(), host, capture)
+}
+
+/// Runs the Python code of a user tool inside the sandbox: its `run` function is called with
+/// `input` as keywords, with the same tools, limits and confinement as the program. What it
+/// prints goes to the program's stderr.
+fn run_tool(name: &str, code: &str, input: Value, host: &mut Host) -> Result<Value, ToolError> {
+    let source = format!("{code}\nrun(**__codeact_input)");
+    let runner = MontyRun::new(
+        source.clone(),
+        &format!("<tool {name}>"),
+        vec!["__codeact_input".into()],
+        CompileOptions::default(),
+    )
+    .map_err(|exc| ToolError::runtime(format!("{name}(): {}", compile_error(&exc, &source).message)))?;
+    let mut capture = Capture::new(host.limits.max_output);
+    let result = drive(runner, vec![from_value(input)], host, &mut capture);
+    // The caller is in the middle of a tool call, with the memory limit off.
+    disarm_memory();
+    let (printed, _) = capture.finish();
+    if !printed.is_empty() {
+        host.ctx.warn(printed.trim_end());
+    }
+    match result {
+        Ok(value) => Ok(to_value(value)),
+        Err(error) => {
+            Err(ToolError::new(ErrorKind::from_python_name(&error.kind), format!("{name}(): {}", error.message)))
+        }
+    }
+}
+
+/// Drives a compiled program to completion.
+fn drive(
+    runner: MontyRun,
+    inputs: Vec<MontyObject>,
+    host: &mut Host,
+    capture: &mut Capture,
+) -> Result<MontyObject, ProgramError> {
     let mut printer = Printer { capture };
     let memory_armed = arm_memory(host.limits.max_memory);
     let mut limits =
@@ -85,7 +124,7 @@ fn execute(program: &str, host: &mut Host, capture: &mut Capture) -> Result<Mont
         limits = limits.max_memory(host.limits.max_memory);
     }
     let mut progress = runner
-        .start(Vec::new(), ResourceTracker::new(limits), PrintWriter::Callback(&mut printer))
+        .start(inputs, ResourceTracker::new(limits), PrintWriter::Callback(&mut printer))
         .map_err(|exc| runtime_error(&exc, host));
     loop {
         let step = match progress {

@@ -19,7 +19,14 @@ pub fn run(args: &BackendArgs) -> Result<u8> {
     let manifest = json!({
         "backend": backend.name(),
         "workspace": config.workspace.display().to_string(),
-        "tools": registry.tools().iter().map(|t| tool_json(t)).collect::<Vec<_>>(),
+        "tools": registry.tools().iter().map(|t| tool_json(t)).chain(registry.user_tools().iter().map(|t| json!({
+            "name": t.tool.name,
+            "description": t.tool.description,
+            "signature": t.signature(),
+            "parameters": t.parameters_schema(),
+            "returns": "Any",
+            "source": t.path.display().to_string(),
+        }))).collect::<Vec<_>>(),
         "mcp_servers": mcp,
     });
     output::json(&manifest).context("failed to write to stdout")?;

@@ -12,6 +12,7 @@ use crate::mcp::{Mcp, ServerTools};
 use crate::output;
 use crate::render::Reference;
 use crate::tools::Registry;
+use crate::usertools::load::load_reporting;
 
 pub fn run(args: &BackendArgs) -> Result<u8> {
     let config = Config::load(&args.common)?;
@@ -28,16 +29,17 @@ pub fn run(args: &BackendArgs) -> Result<u8> {
 /// be reached is left out with a warning: nothing is advertised that would fail.
 #[must_use]
 pub fn tools_and_servers(config: &Config) -> (Registry, Vec<ServerTools>) {
+    let user = load_reporting(&config.workspace);
     let mut mcp = Mcp::load(&config.workspace);
     let registry = Registry::with_mcp(&config.tools, !mcp.is_empty() && config.tools.allows("mcp_call"));
     if registry.get("mcp_call").is_none() {
-        return (registry, Vec::new());
+        return (registry.with_user_tools(&config.tools, user), Vec::new());
     }
     let (servers, failed) = mcp.catalog(Instant::now() + DISCOVERY_TIME);
     for (name, error) in failed {
         output::warning(&format!("MCP server `{name}` left out: {error}"));
     }
-    let registry = Registry::with_mcp(&config.tools, !servers.is_empty());
+    let registry = Registry::with_mcp(&config.tools, !servers.is_empty()).with_user_tools(&config.tools, user);
     (registry, servers)
 }
 

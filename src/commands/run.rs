@@ -15,6 +15,7 @@ use crate::output;
 use crate::sandbox::{Capture, Host, Outcome};
 use crate::tools::workspace::Workspace;
 use crate::tools::{Registry, ToolContext};
+use crate::usertools::load::load_reporting;
 
 pub fn run(args: &RunArgs) -> Result<u8> {
     let config = Config::for_run(args)?;
@@ -26,7 +27,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let mut ctx = ToolContext::new(workspace, started + config.limits.timeout);
     ctx.mcp = Mcp::load(&config.workspace);
     ctx.network = config.network.clone();
-    let registry = Registry::with_mcp(&config.tools, !ctx.mcp.is_empty());
+    let registry = Registry::with_mcp(&config.tools, !ctx.mcp.is_empty())
+        .with_user_tools(&config.tools, load_reporting(&config.workspace));
     let mut host = Host::new(registry, ctx, config.limits, started);
     let outcome = backend.run(&program, &mut host);
     if args.json {

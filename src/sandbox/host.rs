@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use super::limits::{Limits, format_seconds, format_size};
 use crate::tools::{ErrorKind, Registry, ToolContext, ToolError, Value, mcp};
+use crate::usertools::call;
+use crate::usertools::markdown::Language;
 
 /// The host side of one run.
 #[derive(Debug)]
@@ -15,7 +17,17 @@ pub struct Host {
     pub limits: Limits,
     pub started: Instant,
     pub tool_calls: u64,
+    /// Runs a Python user tool inside the sandbox; set by a backend that can.
+    pub python: Option<PythonRunner>,
+    /// How deep user tools are calling user tools.
+    nesting: usize,
 }
+
+/// Runs the Python code of the user tool named by the first argument on an input dict.
+pub type PythonRunner = fn(&str, &str, Value, &mut Host) -> Result<Value, ToolError>;
+
+/// User tools calling user tools stop here.
+const MAX_NESTING: usize = 8;
 
 /// What became of one call from the program.
 #[derive(Debug)]
@@ -39,7 +51,7 @@ pub enum LimitHit {
 impl Host {
     #[must_use]
     pub fn new(registry: Registry, ctx: ToolContext, limits: Limits, started: Instant) -> Self {
-        Self { registry, ctx, limits, started, tool_calls: 0 }
+        Self { registry, ctx, limits, started, tool_calls: 0, python: None, nesting: 0 }
     }
 
     /// Whether the wall-clock deadline has passed.
@@ -54,6 +66,9 @@ impl Host {
             return Dispatch::Stop(LimitHit::Time);
         }
         let Some(spec) = self.registry.get(name) else {
+            if self.registry.user_tool(name).is_some() {
+                return self.user_tool(name, positional, keywords);
+            }
             return self.mcp_function(name, &positional, keywords);
         };
         if let Err(hit) = self.count_call() {
@@ -73,6 +88,40 @@ impl Host {
         }
         self.tool_calls += 1;
         Ok(())
+    }
+
+    /// A tool from the user's Markdown tool files.
+    fn user_tool(&mut self, name: &str, positional: Vec<Value>, keywords: Vec<(String, Value)>) -> Dispatch {
+        let Some(tool) = self.registry.user_tool(name).cloned() else {
+            return Dispatch::Raise(self.unknown_name(name));
+        };
+        if let Err(hit) = self.count_call() {
+            return Dispatch::Stop(hit);
+        }
+        let input = match call::bind(&tool, positional, keywords) {
+            Ok(input) => input,
+            Err(err) => return Dispatch::Raise(err),
+        };
+        let result = match (tool.tool.language, self.python) {
+            (Language::Python, Some(runner)) => {
+                if self.nesting >= MAX_NESTING {
+                    return Dispatch::Raise(ToolError::runtime(format!(
+                        "{name}() nests user tools more than {MAX_NESTING} deep"
+                    )));
+                }
+                self.nesting += 1;
+                let result = runner(&tool.tool.name, &tool.tool.code, input, self);
+                self.nesting -= 1;
+                result
+            }
+            (Language::Python, None) => Err(ToolError::runtime(format!("{name}() needs a Python backend"))),
+            _ => call::run_on_host(&self.ctx, &tool, &input),
+        };
+        match result {
+            Ok(value) => Dispatch::Return(value),
+            Err(err) if err.kind == ErrorKind::Timeout && self.past_deadline() => Dispatch::Stop(LimitHit::Time),
+            Err(err) => Dispatch::Raise(err),
+        }
     }
 
     /// A `server__tool` function of an MCP server, or a `NameError`.

@@ -7,6 +7,6 @@ pub mod limits;
 pub mod outcome;
 
 pub use capture::Capture;
-pub use host::{Dispatch, Host, LimitHit};
+pub use host::{Dispatch, Host, LimitHit, PythonRunner};
 pub use limits::Limits;
 pub use outcome::{Outcome, ProgramError};

@@ -21,6 +21,28 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind for a Python exception name; anything without a kind of its own is a
+    /// `RuntimeError`.
+    #[must_use]
+    pub fn from_python_name(name: &str) -> Self {
+        [
+            Self::FileNotFound,
+            Self::FileExists,
+            Self::Permission,
+            Self::IsADirectory,
+            Self::NotADirectory,
+            Self::UnicodeDecode,
+            Self::Os,
+            Self::Value,
+            Self::Type,
+            Self::Timeout,
+            Self::Name,
+        ]
+        .into_iter()
+        .find(|kind| kind.python_name() == name)
+        .unwrap_or(Self::Runtime)
+    }
+
     /// The Python exception class name.
     #[must_use]
     pub fn python_name(self) -> &'static str {

@@ -8,16 +8,25 @@ use super::spec::ToolSpec;
 use super::value::Value;
 use super::{bash, files, github, glob, grep, mcp, sql, web};
 use crate::config::ToolFilter;
+use crate::usertools::load::UserTool;
 
 /// Every built-in tool, in the order the instructions present them.
 pub const BUILTINS: &[&ToolSpec] =
     &[&files::VIEW, &files::CREATE, &files::EDIT, &glob::GLOB, &grep::GREP, &bash::BASH, &sql::SQL, &web::WEB_FETCH];
 
+/// Whether a user tool may not take `name`: a built-in tool, an MCP helper, or a Python name
+/// that a call would reach first.
+#[must_use]
+pub fn is_reserved(name: &str) -> bool {
+    BUILTINS.iter().any(|t| t.name == name) || crate::usertools::check::RESERVED.contains(&name)
+}
+
 /// The tools offered in this run.
 #[derive(Debug, Clone)]
 pub struct Registry {
     tools: Vec<&'static ToolSpec>,
-    disabled: Vec<&'static str>,
+    disabled: Vec<String>,
+    user: Vec<UserTool>,
 }
 
 impl Registry {
@@ -36,7 +45,32 @@ impl Registry {
         let github: &[&'static ToolSpec] = if github::access().is_some() { &[&github::GITHUB_API] } else { &[] };
         let (tools, disabled): (Vec<_>, Vec<_>) =
             BUILTINS.iter().chain(github).chain(mcp_tools).copied().partition(|t| filter.allows(t.name));
-        Self { tools, disabled: disabled.into_iter().map(|t| t.name).collect() }
+        Self { tools, disabled: disabled.into_iter().map(|t| t.name.to_owned()).collect(), user: Vec::new() }
+    }
+
+    /// Adds the user's tools that `filter` allows.
+    #[must_use]
+    pub fn with_user_tools(mut self, filter: &ToolFilter, tools: Vec<UserTool>) -> Self {
+        for tool in tools {
+            if filter.allows(&tool.tool.name) {
+                self.user.push(tool);
+            } else {
+                self.disabled.push(tool.tool.name.clone());
+            }
+        }
+        self
+    }
+
+    /// The offered user tools.
+    #[must_use]
+    pub fn user_tools(&self) -> &[UserTool] {
+        &self.user
+    }
+
+    /// The user tool `name`, if offered.
+    #[must_use]
+    pub fn user_tool(&self, name: &str) -> Option<&UserTool> {
+        self.user.iter().find(|t| t.tool.name == name)
     }
 
     /// The offered tools, in presentation order.
@@ -53,13 +87,18 @@ impl Registry {
     /// Whether `name` is a tool that configuration switched off.
     #[must_use]
     pub fn is_disabled(&self, name: &str) -> bool {
-        self.disabled.contains(&name)
+        self.disabled.iter().any(|d| d == name)
     }
 
     /// The offered tool names, comma-separated, for error messages.
     #[must_use]
     pub fn names(&self) -> String {
-        self.tools.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+        self.tools
+            .iter()
+            .map(|t| t.name)
+            .chain(self.user.iter().map(|t| t.tool.name.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Binds the arguments and runs the tool.

@@ -9,11 +9,11 @@ use super::markdown::{self, Language};
 use super::{Problem, secrets};
 use crate::backend::monty;
 use crate::config;
-use crate::tools::registry::BUILTINS;
+use crate::tools::registry::is_reserved;
 
 /// Names a user tool may not take: the built-in tools, the MCP helpers, and Python built-ins a
 /// call would reach first.
-const RESERVED: &[&str] = &[
+pub const RESERVED: &[&str] = &[
     "mcp_call",
     "mcp_tools",
     "github_api",
@@ -92,7 +92,7 @@ pub fn check(targets: &[PathBuf]) -> Vec<Problem> {
                 let (tool, found) = markdown::parse(path, &text);
                 problems.extend(found);
                 let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                if BUILTINS.iter().any(|t| t.name == stem) || RESERVED.contains(&stem.as_str()) {
+                if is_reserved(&stem) {
                     problems.push(Problem::error(
                         path,
                         1,

@@ -1,7 +1,9 @@
 //! User-defined tools: Markdown tool files (agentschema v0.2) and the problems `codeact check`
 //! reports in them and in config files.
 
+pub mod call;
 pub mod check;
+pub mod load;
 pub mod markdown;
 pub mod secrets;
 

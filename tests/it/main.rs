@@ -20,4 +20,5 @@ mod plugin;
 mod security;
 mod support;
 mod tools;
+mod usertools;
 mod web;

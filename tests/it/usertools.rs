@@ -1,0 +1,128 @@
+//! Markdown user tools (`tests/fixtures/tools/good/`) loaded from a project's `.codeact/tools/`
+//! and run end to end: Python inside the sandbox, shell and JavaScript on the host.
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use crate::support::{TestEnv, copy_dir, fixtures};
+
+/// The fixture workspace with the good tool files installed as project tools.
+fn env() -> TestEnv {
+    let env = TestEnv::with_fixture_workspace();
+    copy_dir(&fixtures().join("tools/good"), &env.workspace().join(".codeact/tools"));
+    env
+}
+
+fn has_node() -> bool {
+    let found = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "node is missing");
+        #[expect(clippy::print_stderr, reason = "a skipped check says why")]
+        {
+            eprintln!("skipping the JavaScript tool: node is not installed");
+        }
+    }
+    found
+}
+
+#[test]
+fn a_python_tool_runs_inside_the_sandbox_and_calls_other_tools() {
+    let out = env().stdout_of("print(count_todos(paths=['src/app.py', 'src/util.py', 'src/pkg/core.py']))");
+    assert_eq!(out, "{'src/app.py': 2, 'src/util.py': 0, 'src/pkg/core.py': 1}\n");
+}
+
+#[test]
+fn a_python_tool_is_as_confined_as_the_program() {
+    let env = env().outside_file("secret.txt", "TODO outside");
+    let (kind, message) = env.error_of("count_todos(paths=['../outside/secret.txt'])");
+    assert_eq!(
+        (kind.as_str(), message.as_str()),
+        ("PermissionError", "count_todos(): '../outside/secret.txt' is outside the workspace")
+    );
+}
+
+#[test]
+fn a_shell_tool_gets_its_input_as_json_on_stdin() {
+    assert_eq!(env().stdout_of("print(shout(text='quiet please'))"), "QUIET PLEASE\n");
+}
+
+#[test]
+fn a_javascript_tool_runs_under_node() {
+    if !has_node() {
+        return;
+    }
+    assert_eq!(env().stdout_of("print(word_count(text='a b a c'), word_count(text='a b a c', unique=True))"), "4 3\n");
+}
+
+#[test]
+fn arguments_are_checked_against_the_input_table() {
+    let env = env();
+    assert_eq!(
+        env.error_of("count_todos(paths='src/app.py')"),
+        ("TypeError".into(), "count_todos() argument 'paths' must be string[], not str".into())
+    );
+    assert_eq!(env.error_of("shout()"), ("TypeError".into(), "shout() missing required argument 'text'".into()));
+    assert_eq!(
+        env.error_of("shout(text='x', volume=11)"),
+        ("TypeError".into(), "shout() got an unexpected keyword argument 'volume' (accepted: text)".into())
+    );
+}
+
+#[test]
+fn exceptions_from_a_python_tool_keep_their_type() {
+    let env = env().file(
+        ".codeact/tools/fail.md",
+        "---\ntype: custom\nname: fail\ndescription: Always fails.\n---\n## Code\n```python\ndef run():\n    raise ValueError('nope')\n```\n",
+    );
+    assert_eq!(env.error_of("fail()"), ("ValueError".into(), "fail(): nope".into()));
+}
+
+#[test]
+fn broken_or_shadowing_tool_files_are_left_out_with_a_warning() {
+    let env = env()
+        .file(
+            ".codeact/tools/view.md",
+            "---\ntype: custom\nname: view\ndescription: Shadow.\n---\n## Code\n```sh\necho shadow\n```\n",
+        )
+        .file(".codeact/tools/broken.md", "no frontmatter\n");
+    let out = env.run_code("print(view(path='README.md').splitlines()[0])").code(0).stdout("# sample\n");
+    let mut warnings: Vec<&str> = out.stderr.lines().collect();
+    warnings.sort_unstable();
+    let tools = env.workspace().join(".codeact/tools");
+    assert_eq!(
+        warnings,
+        [
+            format!("warning: tool `view` in `{}` would shadow a built-in; rename it", tools.join("view.md").display()),
+            format!("warning: tool file `{}` has 2 problem(s); run `codeact check`", tools.join("broken.md").display()),
+        ]
+    );
+}
+
+#[test]
+fn the_deny_list_applies_to_user_tools() {
+    let env = env().env("CODEACT_DISABLE", "shout");
+    let (kind, message) = env.error_of("shout(text='x')");
+    assert_eq!(kind, "NameError");
+    assert!(
+        message.starts_with("name 'shout' is not defined: the tool 'shout' is disabled by configuration"),
+        "{message}"
+    );
+}
+
+#[test]
+fn discover_and_instructions_list_user_tools() {
+    let env = env();
+    let manifest: Value = serde_json::from_str(&env.run(&["discover"], "").code(0).stdout).unwrap();
+    let count_todos = manifest["tools"].as_array().unwrap().iter().find(|t| t["name"] == "count_todos").unwrap();
+    assert_eq!(count_todos["signature"], "count_todos(paths) -> Any");
+    assert_eq!(count_todos["parameters"]["properties"]["paths"]["items"]["type"], "string");
+    let instructions = env.run(&["instructions"], "").code(0).stdout;
+    assert!(
+        instructions.contains("- `count_todos(paths) -> Any`: Count TODO comments in the given files.\n"),
+        "{instructions}"
+    );
+    assert!(
+        instructions
+            .contains("- `word_count(text, unique=None) -> Any`: Count the words of a text on the host with node.\n")
+    );
+}
