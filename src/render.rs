@@ -78,6 +78,13 @@ impl Reference<'_> {
                 returns: "Any".to_owned(),
                 risk: None,
             }))
+            .chain(self.registry.dropins().iter().map(|(name, description)| ToolView {
+                name: name.clone(),
+                signature: format!("{name}(**arguments) -> Any"),
+                description: description.clone(),
+                returns: "Any".to_owned(),
+                risk: None,
+            }))
             .collect();
         let notes = self.backend.python_notes();
         let mcp: Vec<Value> =

@@ -26,6 +26,11 @@ pub fn run(args: &BackendArgs) -> Result<u8> {
             "parameters": t.parameters_schema(),
             "returns": "Any",
             "source": t.path.display().to_string(),
+        }))).chain(registry.dropins().iter().map(|(name, description)| json!({
+            "name": name,
+            "description": description,
+            "signature": format!("{name}(**arguments) -> Any"),
+            "returns": "Any",
         }))).collect::<Vec<_>>(),
         "mcp_servers": mcp,
     });

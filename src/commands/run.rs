@@ -16,6 +16,7 @@ use crate::sandbox::{Capture, Host, Outcome};
 use crate::tools::workspace::Workspace;
 use crate::tools::{Registry, ToolContext};
 use crate::usertools::load::load_reporting;
+use crate::usertools::pyworker;
 
 pub fn run(args: &RunArgs) -> Result<u8> {
     let config = Config::for_run(args)?;
@@ -27,8 +28,16 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let mut ctx = ToolContext::new(workspace, started + config.limits.timeout);
     ctx.mcp = Mcp::load(&config.workspace);
     ctx.network = config.network.clone();
+    ctx.dropin_files = pyworker::files(&config.workspace);
+    let dropins = ctx
+        .dropin_files
+        .iter()
+        .filter_map(|p| p.file_stem())
+        .map(|s| (s.to_string_lossy().into_owned(), String::new()))
+        .collect();
     let registry = Registry::with_mcp(&config.tools, !ctx.mcp.is_empty())
-        .with_user_tools(&config.tools, load_reporting(&config.workspace));
+        .with_user_tools(&config.tools, load_reporting(&config.workspace))
+        .with_dropins(&config.tools, dropins);
     let mut host = Host::new(registry, ctx, config.limits, started);
     let outcome = backend.run(&program, &mut host);
     if args.json {

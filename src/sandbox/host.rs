@@ -8,6 +8,7 @@ use super::limits::{Limits, format_seconds, format_size};
 use crate::tools::{ErrorKind, Registry, ToolContext, ToolError, Value, mcp};
 use crate::usertools::call;
 use crate::usertools::markdown::Language;
+use crate::usertools::pyworker::{self, Worker};
 
 /// The host side of one run.
 #[derive(Debug)]
@@ -69,6 +70,9 @@ impl Host {
             if self.registry.user_tool(name).is_some() {
                 return self.user_tool(name, positional, keywords);
             }
+            if self.registry.is_dropin(name) {
+                return self.dropin(name, &positional, keywords);
+            }
             return self.mcp_function(name, &positional, keywords);
         };
         if let Err(hit) = self.count_call() {
@@ -121,6 +125,43 @@ impl Host {
             Ok(value) => Dispatch::Return(value),
             Err(err) if err.kind == ErrorKind::Timeout && self.past_deadline() => Dispatch::Stop(LimitHit::Time),
             Err(err) => Dispatch::Raise(err),
+        }
+    }
+
+    /// A Python drop-in, run by the run's one worker (started on first use).
+    fn dropin(&mut self, name: &str, positional: &[Value], keywords: Vec<(String, Value)>) -> Dispatch {
+        if !positional.is_empty() {
+            return Dispatch::Raise(ToolError::type_error(format!("{name}() takes keyword arguments only")));
+        }
+        if let Err(hit) = self.count_call() {
+            return Dispatch::Stop(hit);
+        }
+        if self.ctx.dropin_worker.is_none() {
+            match Worker::start(&self.ctx.dropin_files, self.ctx.workspace.root()) {
+                Ok(worker) => {
+                    self.ctx.dropin_worker = Some(worker);
+                    self.ctx.dropin_workers_started += 1;
+                }
+                Err(err) => return Dispatch::Raise(err),
+            }
+        }
+        let timeout = pyworker::CALL_TIMEOUT.min(self.ctx.remaining());
+        let args = Value::Dict(keywords.into_iter().map(|(k, v)| (Value::Str(k), v)).collect());
+        let Some(worker) = self.ctx.dropin_worker.as_mut() else {
+            return Dispatch::Raise(ToolError::runtime("no Python worker"));
+        };
+        match worker.call(name, &args, timeout) {
+            Ok(value) => Dispatch::Return(value),
+            Err(err) => {
+                if err.kind == ErrorKind::Timeout {
+                    // A worker stuck in a call is killed and reaped; the next call starts another.
+                    self.ctx.dropin_worker = None;
+                    if self.past_deadline() {
+                        return Dispatch::Stop(LimitHit::Time);
+                    }
+                }
+                Dispatch::Raise(err)
+            }
         }
     }
 

@@ -8,6 +8,7 @@ use super::sql::Databases;
 use super::workspace::Workspace;
 use crate::config::NetworkPolicy;
 use crate::mcp::Mcp;
+use crate::usertools::pyworker::Worker;
 
 /// Most bytes of tool warnings kept for the program's stderr.
 const MAX_STDERR: usize = 64 * 1024;
@@ -25,6 +26,11 @@ pub struct ToolContext {
     pub mcp: Mcp,
     /// Where `web_fetch` may connect.
     pub network: NetworkPolicy,
+    /// The Python drop-in files, and their worker once started.
+    pub dropin_files: Vec<std::path::PathBuf>,
+    pub dropin_worker: Option<Worker>,
+    /// How many workers this run started.
+    pub dropin_workers_started: usize,
 }
 
 impl ToolContext {
@@ -37,6 +43,9 @@ impl ToolContext {
             databases: Databases::default(),
             mcp: Mcp::none(),
             network: NetworkPolicy::default(),
+            dropin_files: Vec::new(),
+            dropin_worker: None,
+            dropin_workers_started: 0,
         }
     }
 

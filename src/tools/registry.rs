@@ -27,6 +27,8 @@ pub struct Registry {
     tools: Vec<&'static ToolSpec>,
     disabled: Vec<String>,
     user: Vec<UserTool>,
+    /// Python drop-ins: name and description (empty until described).
+    dropins: Vec<(String, String)>,
 }
 
 impl Registry {
@@ -45,7 +47,12 @@ impl Registry {
         let github: &[&'static ToolSpec] = if github::access().is_some() { &[&github::GITHUB_API] } else { &[] };
         let (tools, disabled): (Vec<_>, Vec<_>) =
             BUILTINS.iter().chain(github).chain(mcp_tools).copied().partition(|t| filter.allows(t.name));
-        Self { tools, disabled: disabled.into_iter().map(|t| t.name.to_owned()).collect(), user: Vec::new() }
+        Self {
+            tools,
+            disabled: disabled.into_iter().map(|t| t.name.to_owned()).collect(),
+            user: Vec::new(),
+            dropins: Vec::new(),
+        }
     }
 
     /// Adds the user's tools that `filter` allows.
@@ -59,6 +66,34 @@ impl Registry {
             }
         }
         self
+    }
+
+    /// Adds the Python drop-ins that `filter` allows and that no other tool has taken.
+    #[must_use]
+    pub fn with_dropins(mut self, filter: &ToolFilter, dropins: Vec<(String, String)>) -> Self {
+        for (name, description) in dropins {
+            let taken = is_reserved(&name) || self.user_tool(&name).is_some() || self.is_dropin(&name);
+            if !taken && crate::usertools::is_identifier(&name) {
+                if filter.allows(&name) {
+                    self.dropins.push((name, description));
+                } else {
+                    self.disabled.push(name);
+                }
+            }
+        }
+        self
+    }
+
+    /// Whether `name` is an offered Python drop-in.
+    #[must_use]
+    pub fn is_dropin(&self, name: &str) -> bool {
+        self.dropins.iter().any(|(n, _)| n == name)
+    }
+
+    /// The offered Python drop-ins, with their descriptions.
+    #[must_use]
+    pub fn dropins(&self) -> &[(String, String)] {
+        &self.dropins
     }
 
     /// The offered user tools.
@@ -97,6 +132,7 @@ impl Registry {
             .iter()
             .map(|t| t.name)
             .chain(self.user.iter().map(|t| t.tool.name.as_str()))
+            .chain(self.dropins.iter().map(|(n, _)| n.as_str()))
             .collect::<Vec<_>>()
             .join(", ")
     }

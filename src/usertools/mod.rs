@@ -5,6 +5,7 @@ pub mod call;
 pub mod check;
 pub mod load;
 pub mod markdown;
+pub mod pyworker;
 pub mod secrets;
 
 use std::path::{Path, PathBuf};

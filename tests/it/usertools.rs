@@ -126,3 +126,60 @@ fn discover_and_instructions_list_user_tools() {
             .contains("- `word_count(text, unique=None) -> Any`: Count the words of a text on the host with node.\n")
     );
 }
+
+/// A workspace with Python drop-ins in `.codeact/tools/`.
+fn with_dropins() -> TestEnv {
+    TestEnv::new()
+        .file(".codeact/tools/pid.py", "\"\"\"Return the worker's process id.\"\"\"\nimport os\n\n\ndef run():\n    print('noise on stdout')\n    return os.getpid()\n")
+        .file(".codeact/tools/boom.py", "TOOL = {'description': 'Raises.', 'function': 'go'}\n\n\ndef go(x):\n    raise ValueError(f'bad {x}')\n")
+        .file(".codeact/tools/opaque.py", "def run():\n    return object()\n")
+        .file(
+            ".codeact/tools/hang.py",
+            "import os, time\n\n\ndef run():\n    open('worker.pid', 'w').write(str(os.getpid()))\n    time.sleep(60)\n",
+        )
+        .file(".codeact/tools/_private.py", "def run():\n    return 1\n")
+}
+
+#[test]
+fn a_thousand_calls_to_a_python_tool_use_one_worker_and_its_prints_stay_out() {
+    let out = with_dropins().run_code("print(len({pid() for _ in range(1000)}))").code(0);
+    assert_eq!(out.stdout, "1\n");
+    assert!(!out.stderr.contains("noise"), "{}", out.stderr);
+}
+
+#[test]
+fn python_tool_failures_are_clear_python_exceptions() {
+    let env = with_dropins();
+    assert_eq!(env.error_of("boom(x=3)"), ("ValueError".into(), "boom(): bad 3 (boom.py, line 5)".into()));
+    let (kind, message) = env.error_of("opaque()");
+    assert_eq!(kind, "TypeError");
+    assert!(message.starts_with("opaque(): the result is not JSON-serialisable"), "{message}");
+    assert_eq!(env.error_of("_private()").0, "NameError");
+    assert_eq!(env.error_of("pid(1)"), ("TypeError".into(), "pid() takes keyword arguments only".into()));
+}
+
+#[test]
+fn a_python_tool_that_hangs_past_the_deadline_is_stopped_and_its_worker_reaped() {
+    let env = with_dropins();
+    let started = std::time::Instant::now();
+    let (status, value) = env.run_json("hang()", &["--timeout", "2"]);
+    assert_eq!(status, 1);
+    assert_eq!(value["error"]["type"], "TimeoutError");
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "took {:?}", started.elapsed());
+    let pid = std::fs::read_to_string(env.workspace().join("worker.pid")).unwrap();
+    let alive = std::process::Command::new("kill")
+        .args(["-0", pid.trim()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(!alive, "the worker {pid} outlived the run");
+}
+
+#[test]
+fn python_tools_are_listed_with_their_descriptions() {
+    let instructions = with_dropins().run(&["instructions"], "").code(0).stdout;
+    assert!(instructions.contains("- `boom(**arguments) -> Any`: Raises.\n"), "{instructions}");
+    assert!(instructions.contains("- `pid(**arguments) -> Any`: Return the worker's process id.\n"));
+    assert!(!instructions.contains("_private"));
+}
