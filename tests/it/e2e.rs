@@ -12,7 +12,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::model::{ModelServer, Step};
-use crate::support::{BIN, TestEnv};
+use crate::support::{BIN, SKILLS, TestEnv, npm_bin};
 
 /// One CLI at a time: each run starts a Node.js process that wants both cores.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -20,16 +20,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const REFERENCE_TITLE: &str = "# codeact: one Python program instead of many tool calls";
 
 fn copilot_bin() -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/node_modules/.bin/copilot");
-    if bin.exists() {
-        return Some(bin);
-    }
-    assert!(std::env::var_os("CI").is_none(), "the Copilot CLI is missing: run `npm ci --prefix tests/e2e`");
-    #[expect(clippy::print_stderr, reason = "a skipped test says why")]
-    {
-        eprintln!("skipping: the Copilot CLI is not installed (run `npm ci --prefix tests/e2e`)");
-    }
-    None
+    npm_bin("copilot")
 }
 
 fn plugin_dir() -> PathBuf {
@@ -176,18 +167,7 @@ fn plugin_install_registers_every_skill() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     names.sort_unstable();
-    assert_eq!(
-        names,
-        [
-            "codeact-install",
-            "codeact-install-hyperlight",
-            "codeact-install-monty",
-            "codeact-install-wasm",
-            "hyperlight-codeact",
-            "monty-codeact",
-            "wasm-codeact"
-        ]
-    );
+    assert_eq!(names, SKILLS);
 }
 
 #[test]

@@ -9,19 +9,10 @@ use std::time::{Duration, Instant};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::TestEnv;
+use crate::support::{TestEnv, npm_bin, process_alive};
 
 fn server_bin(name: &str) -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/node_modules/.bin").join(name);
-    if bin.exists() {
-        return Some(bin);
-    }
-    assert!(std::env::var_os("CI").is_none(), "{name} is missing: run `npm ci --prefix tests/e2e`");
-    #[expect(clippy::print_stderr, reason = "a skipped test says why")]
-    {
-        eprintln!("skipping: {name} is not installed (run `npm ci --prefix tests/e2e`)");
-    }
-    None
+    npm_bin(name)
 }
 
 /// A workspace whose `.mcp.json` declares `servers`.
@@ -87,13 +78,7 @@ fn many_calls_in_one_run_reuse_one_server_process_which_is_reaped() {
     let starts = std::fs::read_to_string(env.workspace().join("starts.log")).unwrap();
     assert_eq!(starts.lines().count(), 1, "{starts}");
     let pid = starts.trim();
-    let alive = std::process::Command::new("kill")
-        .args(["-0", pid])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap()
-        .success();
-    assert!(!alive, "the server process {pid} outlived the run");
+    assert!(!process_alive(pid), "the server process {pid} outlived the run");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use codeact::tools::Registry;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, TestEnv};
+use crate::support::{BIN, SKILLS, TestEnv};
 
 fn plugin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin")
@@ -99,15 +99,7 @@ fn hooks_run_the_launcher_for_both_events_in_bash_and_powershell() {
 
 #[test]
 fn every_skill_has_a_name_and_a_description_and_install_skills_have_run_scripts() {
-    let expected = [
-        "codeact-install",
-        "codeact-install-hyperlight",
-        "codeact-install-monty",
-        "codeact-install-wasm",
-        "hyperlight-codeact",
-        "monty-codeact",
-        "wasm-codeact",
-    ];
+    let expected = SKILLS;
     let mut names: Vec<String> = std::fs::read_dir(plugin_dir().join("skills"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -219,3 +219,38 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A program from `tests/e2e/node_modules/.bin` (installed by `npm ci --prefix tests/e2e`).
+/// Without it a test skips, saying so — except under `CI`, where that fails.
+pub(crate) fn npm_bin(name: &str) -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/node_modules/.bin").join(name);
+    if bin.exists() {
+        return Some(bin);
+    }
+    assert!(std::env::var_os("CI").is_none(), "{name} is missing: run `npm ci --prefix tests/e2e`");
+    #[expect(clippy::print_stderr, reason = "a skipped test says why")]
+    {
+        eprintln!("skipping: {name} is not installed (run `npm ci --prefix tests/e2e`)");
+    }
+    None
+}
+
+/// Whether the process `pid` (as text) is still running.
+pub(crate) fn process_alive(pid: &str) -> bool {
+    std::process::Command::new("kill")
+        .args(["-0", pid.trim()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// The plugin's skills, sorted.
+pub(crate) const SKILLS: &[&str] = &[
+    "codeact-install",
+    "codeact-install-hyperlight",
+    "codeact-install-monty",
+    "codeact-install-wasm",
+    "hyperlight-codeact",
+    "monty-codeact",
+    "wasm-codeact",
+];

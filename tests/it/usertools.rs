@@ -4,7 +4,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use crate::support::{TestEnv, copy_dir, fixtures};
+use crate::support::{TestEnv, copy_dir, fixtures, process_alive};
 
 /// The fixture workspace with the good tool files installed as project tools.
 fn env() -> TestEnv {
@@ -167,13 +167,7 @@ fn a_python_tool_that_hangs_past_the_deadline_is_stopped_and_its_worker_reaped()
     assert_eq!(value["error"]["type"], "TimeoutError");
     assert!(started.elapsed() < std::time::Duration::from_secs(4), "took {:?}", started.elapsed());
     let pid = std::fs::read_to_string(env.workspace().join("worker.pid")).unwrap();
-    let alive = std::process::Command::new("kill")
-        .args(["-0", pid.trim()])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap()
-        .success();
-    assert!(!alive, "the worker {pid} outlived the run");
+    assert!(!process_alive(&pid), "the worker {pid} outlived the run");
 }
 
 #[test]
