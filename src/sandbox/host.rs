@@ -78,7 +78,14 @@ impl Host {
         if let Err(hit) = self.count_call() {
             return Dispatch::Stop(hit);
         }
-        match self.registry.call(&mut self.ctx, spec, positional, keywords) {
+        let result = self.registry.call(&mut self.ctx, spec, positional, keywords);
+        self.settle(result)
+    }
+
+    /// What a tool's result means for the program: a value, a catchable exception, or — for a
+    /// timeout once the run's deadline has passed — the end of the run.
+    fn settle(&self, result: Result<Value, ToolError>) -> Dispatch {
+        match result {
             Ok(value) => Dispatch::Return(value),
             Err(err) if err.kind == ErrorKind::Timeout && self.past_deadline() => Dispatch::Stop(LimitHit::Time),
             Err(err) => Dispatch::Raise(err),
@@ -121,11 +128,7 @@ impl Host {
             (Language::Python, None) => Err(ToolError::runtime(format!("{name}() needs a Python backend"))),
             _ => call::run_on_host(&self.ctx, &tool, &input),
         };
-        match result {
-            Ok(value) => Dispatch::Return(value),
-            Err(err) if err.kind == ErrorKind::Timeout && self.past_deadline() => Dispatch::Stop(LimitHit::Time),
-            Err(err) => Dispatch::Raise(err),
-        }
+        self.settle(result)
     }
 
     /// A Python drop-in, run by the run's one worker (started on first use).
@@ -182,11 +185,8 @@ impl Host {
             return Dispatch::Stop(hit);
         }
         let arguments = Value::Dict(keywords.into_iter().map(|(k, v)| (Value::Str(k), v)).collect());
-        match mcp::call_tool(&mut self.ctx, &server, &tool, &arguments) {
-            Ok(value) => Dispatch::Return(value),
-            Err(err) if err.kind == ErrorKind::Timeout && self.past_deadline() => Dispatch::Stop(LimitHit::Time),
-            Err(err) => Dispatch::Raise(err),
-        }
+        let result = mcp::call_tool(&mut self.ctx, &server, &tool, &arguments);
+        self.settle(result)
     }
 
     /// Whether `name` is an offered tool (for bare references such as `f = view`).

@@ -48,9 +48,9 @@ pub enum Access {
 /// `gh` on `PATH`, else a token in the environment.
 #[must_use]
 pub fn access() -> Option<Access> {
-    let path = std::env::var_os("PATH")?;
-    let gh = std::env::split_paths(&path).map(|dir| dir.join("gh")).find(|candidate| candidate.is_file());
-    gh.map(Access::Gh).or_else(|| env::var("GITHUB_TOKEN").or_else(|| env::var("GH_TOKEN")).map(Access::Token))
+    process::on_path("gh")
+        .map(Access::Gh)
+        .or_else(|| env::var("GITHUB_TOKEN").or_else(|| env::var("GH_TOKEN")).map(Access::Token))
 }
 
 fn github_api(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
@@ -122,10 +122,7 @@ fn via_https(
     timeout: Duration,
 ) -> Result<String, ToolError> {
     let url = format!("https://api.github.com/{endpoint}");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ToolError::runtime(format!("github_api() could not start: {e}")))?;
+    let runtime = process::runtime("github_api")?;
     runtime.block_on(async {
         let client = reqwest::Client::builder()
             .timeout(timeout)

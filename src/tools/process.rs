@@ -16,6 +16,21 @@ pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
 /// How long to wait for the pipes to drain after the child has exited.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
+/// The first `program` found in a `PATH` directory.
+#[must_use]
+pub fn on_path(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|candidate| candidate.is_file())
+}
+
+/// A single-threaded async runtime for one blocking tool call (`tool` names it in errors).
+pub fn runtime(tool: &str) -> Result<tokio::runtime::Runtime, super::ToolError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| super::ToolError::runtime(format!("{tool}() could not start: {e}")))
+}
+
 /// What a finished (or killed) child left.
 #[derive(Debug)]
 pub struct Finished {

@@ -74,10 +74,7 @@ fn web_fetch(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
         return Err(ToolError::new(ErrorKind::Timeout, "web_fetch() stopped: the run's time limit was reached"));
     }
     let request = Request { url: url.to_owned(), method, headers, data, timeout, policy: ctx.network.clone() };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ToolError::runtime(format!("web_fetch() could not start: {e}")))?;
+    let runtime = super::process::runtime("web_fetch")?;
     let fetched = runtime.block_on(async { tokio::time::timeout(timeout, request.send()).await });
     let (content_type, body) = match fetched {
         Ok(result) => result?,

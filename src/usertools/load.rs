@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::markdown::{self, Language, MarkdownTool};
 use crate::config;
+use crate::tools::process;
 
 /// A loaded user tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +93,7 @@ pub fn load(workspace: &Path, taken: &dyn Fn(&str) -> bool) -> (Vec<UserTool>, V
                 tool.name,
                 path.display()
             ));
-        } else if tool.language == Language::JavaScript && !has_node() {
+        } else if tool.language == Language::JavaScript && process::on_path("node").is_none() {
             warnings.push(format!("tool `{}` needs `node`, which is not on PATH", tool.name));
         } else {
             tools.push(UserTool { tool, path });
@@ -116,8 +117,4 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
-}
-
-fn has_node() -> bool {
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("node").is_file()))
 }
