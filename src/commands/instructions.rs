@@ -69,9 +69,8 @@ fn dropins(config: &Config) -> Vec<(String, String)> {
 /// The built-in tools and the MCP servers that answered.
 fn builtins_and_servers(config: &Config) -> (Registry, Vec<ServerTools>) {
     let mut mcp = Mcp::load(&config.workspace);
-    let registry = Registry::with_mcp(&config.tools, !mcp.is_empty() && config.tools.allows("mcp_call"));
-    if registry.get("mcp_call").is_none() {
-        return (registry, Vec::new());
+    if mcp.is_empty() || !config.tools.allows("mcp_call") {
+        return (Registry::with_mcp(&config.tools, false), Vec::new());
     }
     let (servers, failed) = mcp.catalog(Instant::now() + DISCOVERY_TIME);
     for (name, error) in failed {
