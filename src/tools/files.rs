@@ -3,12 +3,14 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
+use cap_std::fs::File;
+
 use super::args::Args;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
 use super::spec::{Default, Kind, Param, ToolSpec};
 use super::value::Value;
-use super::workspace::{Entry, display};
+use super::workspace::{Opened, display, read_capped};
 
 /// Files larger than this are read whole only through `view_range`.
 pub const MAX_VIEW_BYTES: u64 = 10 * 1024 * 1024;
@@ -72,15 +74,17 @@ pub static EDIT: ToolSpec = ToolSpec {
 
 fn view(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
     let rel = ctx.workspace.confine(args.str("path")?)?;
-    if ctx.workspace.entry(&rel)? == Entry::Dir {
-        return Ok(Value::Str(ctx.workspace.list(&rel)?.join("\n")));
-    }
+    // One open tells a directory from a file and, for a file, is the handle that is read.
+    let (file, len) = match ctx.workspace.open_entry(&rel)? {
+        Opened::Dir => return Ok(Value::Str(ctx.workspace.list(&rel)?.join("\n"))),
+        Opened::File(file, len) => (file, len),
+    };
     match args.get("view_range") {
         Value::List(items) | Value::Tuple(items) => match items.as_slice() {
-            [Value::Int(start), Value::Int(end)] => view_lines(ctx, &rel, *start, *end).map(Value::Str),
+            [Value::Int(start), Value::Int(end)] => view_lines(file, &rel, *start, *end).map(Value::Str),
             _ => Err(ToolError::type_error("view() argument 'view_range' must be [start, end]")),
         },
-        _ => read_text(ctx, args.str("path")?).map(Value::Str),
+        _ => decode(read_capped(file, len, &rel, MAX_VIEW_BYTES)?, &rel).map(Value::Str),
     }
 }
 
@@ -91,13 +95,12 @@ pub fn read_text(ctx: &ToolContext, path: &str) -> Result<String, ToolError> {
 }
 
 /// Lines `start..=end` (1-based; `end == -1` means to the end), streamed so large files work.
-fn view_lines(ctx: &ToolContext, rel: &Path, start: i64, end: i64) -> Result<String, ToolError> {
+fn view_lines(file: File, rel: &Path, start: i64, end: i64) -> Result<String, ToolError> {
     if start < 1 || (end != -1 && end < start) {
         return Err(ToolError::value(format!(
             "view_range [{start}, {end}] is invalid: start must be >= 1 and end >= start (or -1 for the end of the file)"
         )));
     }
-    let (file, _) = ctx.workspace.open_regular(rel)?;
     let mut reader = BufReader::new(file);
     let mut out = Vec::new();
     let mut line = Vec::new();

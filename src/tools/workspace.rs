@@ -24,6 +24,30 @@ pub struct Workspace {
     dir: Dir,
 }
 
+/// A path opened by [`Workspace::open_entry`].
+#[derive(Debug)]
+pub enum Opened {
+    File(File, u64),
+    Dir,
+}
+
+/// Reads an opened regular file of `len` bytes, refusing anything larger than `max_bytes`.
+pub fn read_capped(file: File, len: u64, rel: &Path, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
+    if len > max_bytes {
+        return Err(ToolError::value(format!(
+            "'{}' is {} bytes, over the {max_bytes}-byte limit for one read; pass view_range to read part of it",
+            display(rel),
+            len
+        )));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| io_error(&e, rel))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ToolError::value(format!("'{}' grew past {max_bytes} bytes while being read", display(rel))));
+    }
+    Ok(bytes)
+}
+
 /// What a path names inside the workspace, following symlinks that stay inside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entry {
@@ -100,36 +124,32 @@ impl Workspace {
         }
     }
 
-    /// Opens a regular file for reading and returns it with its size. The open never blocks
-    /// (a FIFO or device is refused after opening, before any read).
-    pub fn open_regular(&self, rel: &Path) -> Result<(File, u64), ToolError> {
+    /// Opens what `rel` names, once, for reading: a regular file with its size, or a directory.
+    /// The open never blocks (a FIFO or device is refused after opening, before any read).
+    pub fn open_entry(&self, rel: &Path) -> Result<Opened, ToolError> {
         let mut options = OpenOptions::new();
         options.read(true).custom_flags(nonblocking_flags());
         let file = self.dir.open_with(rel, &options).map_err(|e| io_error(&e, rel))?;
         let meta = file.metadata().map_err(|e| io_error(&e, rel))?;
         match classify(&meta) {
-            Entry::File => Ok((file, meta.len())),
-            Entry::Dir => Err(ToolError::new(ErrorKind::IsADirectory, format!("is a directory: '{}'", display(rel)))),
+            Entry::File => Ok(Opened::File(file, meta.len())),
+            Entry::Dir => Ok(Opened::Dir),
             Entry::Special => Err(not_regular(rel)),
+        }
+    }
+
+    /// Opens a regular file for reading and returns it with its size.
+    pub fn open_regular(&self, rel: &Path) -> Result<(File, u64), ToolError> {
+        match self.open_entry(rel)? {
+            Opened::File(file, len) => Ok((file, len)),
+            Opened::Dir => Err(ToolError::new(ErrorKind::IsADirectory, format!("is a directory: '{}'", display(rel)))),
         }
     }
 
     /// Reads a regular file, refusing anything larger than `max_bytes`.
     pub fn read(&self, rel: &Path, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
         let (file, len) = self.open_regular(rel)?;
-        if len > max_bytes {
-            return Err(ToolError::value(format!(
-                "'{}' is {} bytes, over the {max_bytes}-byte limit for one read; pass view_range to read part of it",
-                display(rel),
-                len
-            )));
-        }
-        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| io_error(&e, rel))?;
-        if bytes.len() as u64 > max_bytes {
-            return Err(ToolError::value(format!("'{}' grew past {max_bytes} bytes while being read", display(rel))));
-        }
-        Ok(bytes)
+        read_capped(file, len, rel, max_bytes)
     }
 
     /// Lists a directory: sorted names, `/` after directories.
