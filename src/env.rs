@@ -25,6 +25,10 @@ pub const NUDGE_AFTER: &str = "CODEACT_NUDGE_AFTER";
 pub const INJECT: &str = "CODEACT_INJECT";
 /// The real binary the plugin's launcher runs.
 pub const BIN: &str = "CODEACT_BIN";
+/// Where the CPython guest is installed.
+pub const GUEST_DIR: &str = "CODEACT_GUEST_DIR";
+/// Where compiled guest components are cached.
+pub const CACHE_DIR: &str = "CODEACT_CACHE_DIR";
 
 use std::fmt::Write as _;
 
@@ -42,6 +46,8 @@ pub const ALL: &[(&str, &str)] = &[
     (NUDGE_AFTER, "nudge mode denies this many consecutive read-only calls (default 3)"),
     (INJECT, "0 stops the session-start hook from adding the instructions"),
     (BIN, "the codeact binary the plugin launcher runs"),
+    (GUEST_DIR, "where the CPython guest is installed (default $XDG_DATA_HOME/codeact/guest/…)"),
+    (CACHE_DIR, "where compiled guests are cached (default $XDG_CACHE_HOME/codeact)"),
 ];
 
 /// Reads a variable, treating an empty value as unset.

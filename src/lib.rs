@@ -11,6 +11,7 @@ pub mod config;
 pub mod copilot;
 pub mod env;
 pub mod exit;
+pub mod guest;
 pub mod hook;
 pub mod mcp;
 pub mod output;
@@ -52,6 +53,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some(Command::Preflight(args)) => commands::preflight::run(args),
         Some(Command::Install(args)) => commands::install::install(args),
         Some(Command::Uninstall(args)) => commands::install::uninstall(args),
+        Some(Command::Guest { command }) => commands::guest::run(command),
         Some(Command::Hook { event }) => commands::hook::run(*event),
         Some(Command::Check(args)) => commands::check::run(args),
         None if cli.run.code.is_some() || cli.run.file.is_some() || cli.run.stdin.is_some() => {

@@ -61,3 +61,16 @@ fn paint(label: &str, colour: &str) -> String {
     let wanted = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     if wanted { format!("\x1b[1;{colour}m{label}\x1b[0m") } else { label.to_owned() }
 }
+
+/// A progress bar for `len` bytes on stderr, shown only when stderr is a terminal.
+#[must_use]
+pub fn progress_bar(len: u64, label: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(label.to_owned());
+    bar
+}

@@ -2,14 +2,17 @@
 //! that can run here, or says why none can; [`Backend::run`] runs a program on it.
 
 pub mod monty;
+pub mod wasm;
 
 use crate::cli::BackendChoice;
+use crate::guest;
 use crate::sandbox::{Host, Outcome};
 
 /// A backend that can run on this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Monty,
+    Wasm,
 }
 
 /// The Python a backend offers, in model-facing words.
@@ -21,10 +24,11 @@ pub struct PythonNotes {
 
 /// The requested backend cannot run here (exit 3).
 #[derive(Debug, thiserror::Error)]
-#[error("the `{name}` backend is not available in this build\nhint: {hint}")]
+#[error("the `{name}` backend is not available: {reason}\nhint: {hint}")]
 pub struct BackendUnavailable {
     pub name: &'static str,
-    pub hint: &'static str,
+    pub reason: String,
+    pub hint: String,
 }
 
 impl Backend {
@@ -32,6 +36,7 @@ impl Backend {
     pub fn name(self) -> &'static str {
         match self {
             Self::Monty => "monty",
+            Self::Wasm => "wasm",
         }
     }
 
@@ -47,6 +52,14 @@ impl Backend {
                        `functools`, `math`, `datetime`, `dataclasses`. No `open()` for writing, `os.environ` or \
                        `subprocess`: use the tools.",
             },
+            Self::Wasm => PythonNotes {
+                title: "full CPython 3.14 (WebAssembly sandbox)",
+                text: "Classes, inheritance, custom exceptions, generators, `match`, `%` formatting all work. \
+                       Standard library: `re`, `json`, `itertools`, `collections`, `dataclasses`, `datetime`, \
+                       `pathlib` (pure paths), `textwrap`, `difflib`, `statistics`, `hashlib`, `csv`, `decimal` and \
+                       more. The sandbox has no files, network, environment or processes of its own: `open()`, \
+                       `os.environ`, sockets and `subprocess` do not reach the machine; use the tools.",
+            },
         }
     }
 
@@ -54,6 +67,7 @@ impl Backend {
     pub fn run(self, program: &str, host: &mut Host) -> Outcome {
         match self {
             Self::Monty => monty::run(program, host),
+            Self::Wasm => wasm::run(program, host),
         }
     }
 }
@@ -79,10 +93,17 @@ pub struct Check {
 /// Every backend in the order `auto` tries them, with whether it can run here and why.
 #[must_use]
 pub fn statuses() -> Vec<Status> {
-    let missing = |name| Status { backend: name, available: false, reason: "not part of this build of codeact".into() };
+    let wasm = match wasm_ready() {
+        Ok(()) => Status {
+            backend: "wasm",
+            available: true,
+            reason: format!("CPython {} guest installed, wasmtime {}", guest::PYTHON_VERSION, wasm::WASMTIME_VERSION),
+        },
+        Err(unavailable) => Status { backend: "wasm", available: false, reason: unavailable.reason },
+    };
     vec![
-        missing("hyperlight"),
-        missing("wasm"),
+        Status { backend: "hyperlight", available: false, reason: "not part of this build of codeact".into() },
+        wasm,
         Status {
             backend: "monty",
             available: true,
@@ -95,8 +116,8 @@ pub fn statuses() -> Vec<Status> {
 #[must_use]
 pub fn preflight(choice: BackendChoice) -> (&'static str, Vec<Check>) {
     match select(choice) {
-        Ok(backend) => (
-            backend.name(),
+        Ok(Backend::Monty) => (
+            "monty",
             vec![Check {
                 name: "interpreter",
                 ok: true,
@@ -104,29 +125,65 @@ pub fn preflight(choice: BackendChoice) -> (&'static str, Vec<Check>) {
                 fix: None,
             }],
         ),
+        Ok(Backend::Wasm) => ("wasm", wasm_checks()),
+        Err(unavailable) if unavailable.name == "wasm" => ("wasm", wasm_checks()),
         Err(unavailable) => (
             unavailable.name,
-            vec![Check {
-                name: "compiled in",
-                ok: false,
-                detail: format!("the {} backend is not part of this build of codeact", unavailable.name),
-                fix: Some(unavailable.hint.to_owned()),
-            }],
+            vec![Check { name: "compiled in", ok: false, detail: unavailable.reason, fix: Some(unavailable.hint) }],
         ),
     }
 }
 
-/// Picks the backend for `choice`. `auto` falls back to Monty, which is always built in.
+fn wasm_checks() -> Vec<Check> {
+    let mut checks = vec![Check {
+        name: "compiled in",
+        ok: wasm::COMPILED_IN,
+        detail: if wasm::COMPILED_IN {
+            format!("wasmtime {} is compiled into this binary", wasm::WASMTIME_VERSION)
+        } else {
+            "the wasm backend is not compiled into this build of codeact".to_owned()
+        },
+        fix: (!wasm::COMPILED_IN).then(|| "build codeact with `--features wasm`, or use `--backend monty`".to_owned()),
+    }];
+    checks.push(match wasm::available() {
+        Ok(installed) => Check {
+            name: "guest",
+            ok: true,
+            detail: format!("CPython {} guest in {}", installed.manifest.python, installed.dir.display()),
+            fix: None,
+        },
+        Err(missing) => {
+            Check { name: "guest", ok: false, detail: missing.to_string(), fix: Some(guest::INSTALL_HINT.to_owned()) }
+        }
+    });
+    checks
+}
+
+/// Whether the wasm backend can run here.
+fn wasm_ready() -> Result<(), BackendUnavailable> {
+    let unavailable = |reason: String, hint: &str| BackendUnavailable { name: "wasm", reason, hint: hint.to_owned() };
+    if !wasm::COMPILED_IN {
+        return Err(unavailable(
+            "it is not compiled into this build of codeact".into(),
+            "build codeact with `--features wasm`, or use `--backend monty`",
+        ));
+    }
+    wasm::available().map(|_| ()).map_err(|missing| {
+        unavailable(missing.to_string(), &format!("run `{}` (or use `--backend monty`)", guest::INSTALL_HINT))
+    })
+}
+
+/// Picks the backend for `choice`. `auto` takes `wasm` when its guest is installed, else Monty,
+/// which is always built in.
 pub fn select(choice: BackendChoice) -> Result<Backend, BackendUnavailable> {
     match choice {
-        BackendChoice::Auto | BackendChoice::Monty => Ok(Backend::Monty),
-        BackendChoice::Wasm => Err(BackendUnavailable {
-            name: "wasm",
-            hint: "use `--backend monty` (the embedded interpreter, always available)",
-        }),
+        BackendChoice::Monty => Ok(Backend::Monty),
+        BackendChoice::Auto => Ok(if wasm_ready().is_ok() { Backend::Wasm } else { Backend::Monty }),
+        BackendChoice::Wasm => wasm_ready().map(|()| Backend::Wasm),
         BackendChoice::Hyperlight => Err(BackendUnavailable {
             name: "hyperlight",
-            hint: "use `--backend monty` (the embedded interpreter, always available)",
+            reason: "it is not part of this build of codeact".into(),
+            hint: "use `--backend wasm` (full CPython, no hypervisor) or `--backend monty`".into(),
         }),
     }
 }

@@ -84,7 +84,7 @@ fn execute(program: &str, host: &mut Host, capture: &mut Capture) -> Result<Mont
 /// Runs the Python code of a user tool inside the sandbox: its `run` function is called with
 /// `input` as keywords, with the same tools, limits and confinement as the program. What it
 /// prints goes to the program's stderr.
-fn run_tool(name: &str, code: &str, input: Value, host: &mut Host) -> Result<Value, ToolError> {
+pub fn run_tool(name: &str, code: &str, input: Value, host: &mut Host) -> Result<Value, ToolError> {
     let source = format!("{code}\nrun(**__codeact_input)");
     let runner = MontyRun::new(
         source.clone(),

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod detect;
 pub mod discover;
+pub mod guest;
 pub mod hook;
 pub mod install;
 pub mod instructions;

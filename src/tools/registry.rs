@@ -125,16 +125,21 @@ impl Registry {
         self.disabled.iter().any(|d| d == name)
     }
 
-    /// The offered tool names, comma-separated, for error messages.
+    /// The offered tool names: built-ins, user tools, drop-ins.
     #[must_use]
-    pub fn names(&self) -> String {
+    pub fn name_list(&self) -> Vec<&str> {
         self.tools
             .iter()
             .map(|t| t.name)
             .chain(self.user.iter().map(|t| t.tool.name.as_str()))
             .chain(self.dropins.iter().map(|(n, _)| n.as_str()))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .collect()
+    }
+
+    /// The offered tool names, comma-separated, for error messages.
+    #[must_use]
+    pub fn names(&self) -> String {
+        self.name_list().join(", ")
     }
 
     /// Binds the arguments and runs the tool.

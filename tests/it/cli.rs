@@ -56,10 +56,17 @@ fn invalid_limit_flags_are_usage_errors() {
 }
 
 #[test]
-fn backends_not_in_this_build_exit_3_with_a_hint() {
-    TestEnv::new().run(&["run", "--backend", "wasm", "--code", "1"], "").code(3).stderr(
-        "error: the `wasm` backend is not available in this build\n\
-         hint: use `--backend monty` (the embedded interpreter, always available)\n",
+fn backends_that_cannot_run_here_exit_3_with_a_hint() {
+    let env = TestEnv::new();
+    let guest = env.home().join(".local/share/codeact/guest/python-3.14.0-guest-0.8.0");
+    env.run(&["run", "--backend", "wasm", "--code", "1"], "").code(3).stderr(&format!(
+        "error: the `wasm` backend is not available: the CPython guest is not installed (looked in {})\n\
+         hint: run `codeact guest install` (or use `--backend monty`)\n",
+        guest.display()
+    ));
+    env.run(&["run", "--backend", "hyperlight", "--code", "1"], "").code(3).stderr(
+        "error: the `hyperlight` backend is not available: it is not part of this build of codeact\n\
+         hint: use `--backend wasm` (full CPython, no hypervisor) or `--backend monty`\n",
     );
 }
 

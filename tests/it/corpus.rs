@@ -4,7 +4,9 @@
 //!
 //! Header comments adjust a case:
 //! - `# args: --timeout 1` extra flags for `codeact run`;
-//! - `# expect-error: TimeoutError` the run must fail with this exception type (exit 1).
+//! - `# expect-error: TimeoutError` the run must fail with this exception type (exit 1);
+//! - `# backends: wasm` runs it on these backends only (programs that need full CPython, or
+//!   that check what only Monty refuses). Every other program runs on every backend.
 
 use std::path::Path;
 
@@ -17,28 +19,35 @@ struct Case {
     args: Vec<String>,
     expect_error: Option<String>,
     expect_stdout: Option<String>,
+    backends: Option<Vec<String>>,
 }
 
 fn load(path: &Path) -> Case {
     let code = std::fs::read_to_string(path).expect("read corpus file");
     let mut args = Vec::new();
     let mut expect_error = None;
+    let mut backends = None;
     for line in code.lines().take_while(|l| l.starts_with('#')) {
         if let Some(rest) = line.strip_prefix("# args:") {
             args.extend(rest.split_whitespace().map(str::to_owned));
         } else if let Some(rest) = line.strip_prefix("# expect-error:") {
             expect_error = Some(rest.trim().to_owned());
+        } else if let Some(rest) = line.strip_prefix("# backends:") {
+            backends = Some(rest.split(',').map(|b| b.trim().to_owned()).collect());
         }
     }
     let expect_stdout = std::fs::read_to_string(path.with_extension("out")).ok();
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-    Case { name, code, args, expect_error, expect_stdout }
+    Case { name, code, args, expect_error, expect_stdout, backends }
 }
 
 /// Runs one case; returns a description of what went wrong, if anything.
-fn check(case: &Case) -> Option<String> {
-    let env = TestEnv::with_fixture_workspace();
-    let mut args: Vec<&str> = vec!["run", "--json"];
+fn check(case: &Case, backend: &str) -> Option<String> {
+    let mut env = TestEnv::with_fixture_workspace();
+    if backend == "wasm" {
+        env = env.with_wasm()?;
+    }
+    let mut args: Vec<&str> = vec!["run", "--json", "--backend", backend];
     args.extend(case.args.iter().map(String::as_str));
     let out = env.run(&args, &case.code);
     let Ok(json) = serde_json::from_str::<serde_json::Value>(&out.stdout) else {
@@ -67,8 +76,8 @@ fn check(case: &Case) -> Option<String> {
     None
 }
 
-#[test]
-fn python_corpus_passes_on_monty() {
+/// Runs every corpus program meant for `backend`; fails listing every program that failed.
+fn corpus_passes_on(backend: &str) {
     let dir = fixtures().join("python");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .expect("corpus dir")
@@ -76,13 +85,31 @@ fn python_corpus_passes_on_monty() {
         .filter(|p| p.extension().is_some_and(|e| e == "py"))
         .collect();
     paths.sort();
-    assert!(paths.len() >= 40, "the corpus should hold at least 40 programs, found {}", paths.len());
-    let failures: Vec<String> = paths.iter().map(|p| load(p)).filter_map(|case| check(&case)).collect();
+    let cases: Vec<Case> = paths
+        .iter()
+        .map(|p| load(p))
+        .filter(|case| case.backends.as_ref().is_none_or(|list| list.iter().any(|b| b == backend)))
+        .collect();
+    assert!(cases.len() >= 40, "the corpus should hold at least 40 programs for {backend}, found {}", cases.len());
+    let failures: Vec<String> = cases.iter().filter_map(|case| check(case, backend)).collect();
     assert!(
         failures.is_empty(),
-        "{} of {} corpus programs failed:\n\n{}",
+        "{} of {} corpus programs failed on {backend}:\n\n{}",
         failures.len(),
-        paths.len(),
+        cases.len(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn python_corpus_passes_on_monty() {
+    corpus_passes_on("monty");
+}
+
+#[test]
+fn python_corpus_passes_on_wasm() {
+    if TestEnv::new().with_wasm().is_none() {
+        return;
+    }
+    corpus_passes_on("wasm");
 }

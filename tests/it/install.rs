@@ -11,12 +11,15 @@ fn bin() -> String {
 
 #[test]
 fn detect_says_what_auto_picks_and_why() {
-    TestEnv::new().run(&["detect"], "").code(0).stdout(
+    let env = TestEnv::new();
+    let guest = env.home().join(".local/share/codeact/guest/python-3.14.0-guest-0.8.0");
+    env.run(&["detect"], "").code(0).stdout(&format!(
         "auto picks monty (hyperlight and wasm unavailable)\n  \
          hyperlight  no   not part of this build of codeact\n  \
-         wasm        no   not part of this build of codeact\n  \
+         wasm        no   the CPython guest is not installed (looked in {})\n  \
          monty       yes  Monty 0.0.23 is embedded in the binary (always available)\n",
-    );
+        guest.display()
+    ));
     let out = TestEnv::new().run(&["detect", "--json"], "").code(0);
     let value: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(value["auto"], json!("monty"));
@@ -29,10 +32,13 @@ fn preflight_passes_for_monty_and_fails_with_a_fix_otherwise() {
     env.run(&["preflight"], "")
         .code(0)
         .stdout("preflight for backend monty:\n  ok    interpreter: Monty 0.0.23 is embedded in this binary\n");
-    env.run(&["preflight", "--backend", "wasm"], "").code(3).stdout(
-        "preflight for backend wasm:\n  FAIL  compiled in: the wasm backend is not part of this build of codeact\n        \
-         fix: use `--backend monty` (the embedded interpreter, always available)\n",
-    );
+    let guest = env.home().join(".local/share/codeact/guest/python-3.14.0-guest-0.8.0");
+    env.run(&["preflight", "--backend", "wasm"], "").code(3).stdout(&format!(
+        "preflight for backend wasm:\n  ok    compiled in: wasmtime 48.0.8 is compiled into this binary\n  \
+         FAIL  guest: the CPython guest is not installed (looked in {})\n        \
+         fix: codeact guest install\n",
+        guest.display()
+    ));
     let out = env.run(&["preflight", "--backend", "hyperlight", "--json"], "").code(3);
     let value: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(value["ok"], json!(false));

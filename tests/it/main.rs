@@ -21,4 +21,5 @@ mod security;
 mod support;
 mod tools;
 mod usertools;
+mod wasm;
 mod web;

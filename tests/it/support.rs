@@ -254,3 +254,64 @@ pub(crate) const SKILLS: &[&str] = &[
     "monty-codeact",
     "wasm-codeact",
 ];
+
+/// The guest the `wasm` tests share, installed once per test run (and kept in `target/` between
+/// runs) from the wheels in `$CODEACT_TEST_WHEELS` or `target/guest-wheels`, which `.ci/run`
+/// fetches with `pip download`: (guest dir, cache dir). `None` (the test skips, saying why)
+/// when the wheels are not there; in CI that is a failure.
+pub(crate) fn wasm_guest() -> Option<&'static (PathBuf, PathBuf)> {
+    static GUEST: std::sync::OnceLock<Option<(PathBuf, PathBuf)>> = std::sync::OnceLock::new();
+    GUEST.get_or_init(install_test_guest).as_ref()
+}
+
+fn install_test_guest() -> Option<(PathBuf, PathBuf)> {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let wheels = std::env::var_os("CODEACT_TEST_WHEELS").map_or_else(|| target.join("guest-wheels"), PathBuf::from);
+    let root = target.join("it-guest");
+    let (guest, cache) = (root.join("guest"), root.join("cache"));
+    let command = |args: &[&str]| {
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &root)
+            .env("CODEACT_GUEST_DIR", &guest)
+            .env("CODEACT_CACHE_DIR", &cache);
+        command
+    };
+    let installed = command(&["guest", "status", "--json"])
+        .output()
+        .ok()
+        .and_then(|out| serde_json::from_slice::<Value>(&out.stdout).ok())
+        .is_some_and(|status| status["installed"] == true);
+    if !installed {
+        if !wheels.is_dir() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "the guest wheels are missing from {}: `.ci/run` downloads them",
+                wheels.display()
+            );
+            #[expect(clippy::print_stderr, reason = "a skipped test says why")]
+            {
+                eprintln!("skipping: no guest wheels in {} (see .ci/run)", wheels.display());
+            }
+            return None;
+        }
+        let out =
+            command(&["guest", "install", "--from", &wheels.to_string_lossy()]).output().expect("run guest install");
+        assert!(out.status.success(), "guest install failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+    // Compile the component now, once, rather than in many tests at the same time.
+    let out = command(&["run", "--backend", "wasm", "--code", "print(1)"]).output().expect("run print(1)");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n", "{}", String::from_utf8_lossy(&out.stderr));
+    Some((guest, cache))
+}
+
+impl TestEnv {
+    /// This environment with the shared `wasm` guest, or `None` when it is unavailable.
+    pub(crate) fn with_wasm(self) -> Option<Self> {
+        let (guest, cache) = wasm_guest()?;
+        Some(self.env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &cache.to_string_lossy()))
+    }
+}

@@ -1,0 +1,41 @@
+//! Stands in for the `wasm` backend in a build without the `wasm` feature.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+use crate::guest::{self, Installed};
+use crate::sandbox::{Host, Outcome, ProgramError};
+
+/// No wasmtime in this build.
+pub const WASMTIME_VERSION: &str = "none";
+
+const NOT_BUILT: &str = "the wasm backend is not compiled into this build of codeact";
+
+/// Reports the guest's state, for `guest status`; `backend::select` refuses `wasm` anyway.
+pub fn available() -> Result<Installed, guest::Missing> {
+    guest::installed()
+}
+
+pub fn precompile(_installed: &Installed) -> Result<PathBuf> {
+    bail!("{NOT_BUILT}\nhint: build codeact with `--features wasm`")
+}
+
+pub fn run(_program: &str, host: &mut Host) -> Outcome {
+    Outcome {
+        stdout: String::new(),
+        truncated: false,
+        stderr: String::new(),
+        return_value: None,
+        return_repr: None,
+        error: Some(ProgramError {
+            kind: "RuntimeError".to_owned(),
+            message: NOT_BUILT.to_owned(),
+            line: None,
+            traceback: format!("RuntimeError: {NOT_BUILT}"),
+        }),
+        backend: "wasm",
+        duration: host.started.elapsed(),
+        tool_calls: 0,
+    }
+}

@@ -1,0 +1,586 @@
+//! The `wasm` backend: full CPython 3.14, the guest component, under wasmtime. This is the only
+//! file that names `wasmtime` items.
+//!
+//! The guest gets WASI 0.2 with nothing but the standard library, read-only at `/python`: no
+//! other files, an empty environment, no sockets, and wasi:http answered by a hook that denies
+//! every request. Its `tools.dispatch` import reaches the run's [`Host`] — the same registry,
+//! argument binding and confinement as on Monty — over a channel: the guest runs on its own
+//! thread under an async executor, so the wall-clock limit (epoch interruption plus a timeout
+//! around the call) stops CPU loops and blocking waits alike, while the tools run on the
+//! calling thread. Memory is capped by a store limiter summing every linear memory.
+//!
+//! The component is compiled once into a user-only cache file keyed by wasmtime's
+//! compatibility hash and the component's SHA-256, with a record of the file's digest and
+//! metadata beside it: a file that changed since it was written is checked against its digest
+//! and recompiled when it does not match — never loaded.
+
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Config, Engine, ResourceLimiter, Store};
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+
+use crate::guest::bridge::{self, Reply};
+use crate::guest::{self, Installed};
+use crate::output;
+use crate::sandbox::{Capture, Host, LimitHit, Outcome, ProgramError};
+use crate::tools::Value;
+
+wasmtime::component::bindgen!({
+    path: "src/backend/wasm/sandbox.wit",
+    world: "sandbox",
+    imports: { default: async | trappable },
+    exports: { default: async },
+});
+
+/// The wasmtime version compiled in.
+pub const WASMTIME_VERSION: &str = "48.0.8";
+
+/// How often the epoch ticks: the granularity of the wall-clock limit.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// The guest's native stack.
+const WASM_STACK: usize = 8 << 20;
+
+/// Bytes of the program's stderr kept.
+const MAX_STDERR: usize = 64 * 1024;
+
+/// Whether the backend can run here: the guest is installed (compiling it is done on first use).
+pub fn available() -> Result<Installed, guest::Missing> {
+    guest::installed()
+}
+
+// ------------------------------------------------------------------------------------ engine
+
+fn engine() -> Result<Engine> {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    // Deep C recursion (repr or json of deeply nested data) must reach CPython's own guard,
+    // a catchable RecursionError, before the wasm stack runs out and kills the instance.
+    config.max_wasm_stack(WASM_STACK);
+    config.async_stack_size(WASM_STACK + (1 << 20));
+    Engine::new(&config).map_err(|err| anyhow!("failed to start wasmtime: {err}"))
+}
+
+/// The compiled component's cache file for this engine and guest.
+fn cache_file(engine: &Engine, installed: &Installed) -> Result<PathBuf> {
+    use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+    let mut hasher = DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    let dir =
+        guest::cache_dir().context("cannot tell where to cache the compiled guest: set HOME or XDG_CACHE_HOME")?;
+    let sha = &installed.manifest.wasm_sha256;
+    Ok(dir.join("wasm").join(format!("python-sandbox-{:016x}-{}.cwasm", hasher.finish(), &sha[..sha.len().min(16)])))
+}
+
+/// What was recorded about a cache file when it was written.
+#[derive(Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+struct Seal {
+    sha256: String,
+    len: u64,
+    ino: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl Seal {
+    fn of(meta: &std::fs::Metadata, sha256: String) -> Self {
+        Self {
+            sha256,
+            len: meta.len(),
+            ino: meta.ino(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+
+    fn path(cache: &Path) -> PathBuf {
+        cache.with_extension("cwasm.seal")
+    }
+}
+
+/// Whether the cache file is the one this program wrote: its metadata is unchanged since, or
+/// failing that, its contents still have the recorded digest.
+fn sealed(cache: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(Seal::path(cache)) else { return false };
+    let Ok(seal) = serde_json::from_str::<Seal>(&text) else { return false };
+    let Ok(meta) = std::fs::symlink_metadata(cache) else { return false };
+    if !meta.is_file() {
+        return false;
+    }
+    if Seal::of(&meta, seal.sha256.clone()) == seal {
+        return true;
+    }
+    let Ok(bytes) = std::fs::read(cache) else { return false };
+    if guest::sha256_hex(&bytes) != seal.sha256 {
+        return false;
+    }
+    // Same contents, new metadata (copied, touched): record the new metadata.
+    let _ = write_seal(cache, seal.sha256);
+    true
+}
+
+fn write_seal(cache: &Path, sha256: String) -> Result<()> {
+    let meta = std::fs::metadata(cache)?;
+    write_private(&Seal::path(cache), serde_json::to_string(&Seal::of(&meta, sha256))?.as_bytes())
+}
+
+/// Writes a user-only file atomically.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write as _;
+    let dir = path.parent().context("cache path has no parent")?;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let mut file = tempfile::Builder::new().permissions(std::fs::Permissions::from_mode(0o600)).tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+/// Compiles the guest component into the cache, replacing whatever is there.
+pub fn precompile(installed: &Installed) -> Result<PathBuf> {
+    let engine = engine()?;
+    compile_into_cache(&engine, installed)
+}
+
+fn compile_into_cache(engine: &Engine, installed: &Installed) -> Result<PathBuf> {
+    let cache = cache_file(engine, installed)?;
+    let wasm =
+        std::fs::read(installed.wasm()).with_context(|| format!("failed to read {}", installed.wasm().display()))?;
+    if guest::sha256_hex(&wasm) != installed.manifest.wasm_sha256 {
+        bail!(
+            "{} does not match its recorded SHA-256\nhint: reinstall it with `{}`",
+            installed.wasm().display(),
+            guest::INSTALL_HINT
+        );
+    }
+    let compiled = engine.precompile_component(&wasm).map_err(|err| anyhow!("failed to compile the guest: {err}"))?;
+    write_private(&cache, &compiled).with_context(|| format!("failed to write {}", cache.display()))?;
+    write_seal(&cache, guest::sha256_hex(&compiled)).with_context(|| format!("failed to seal {}", cache.display()))?;
+    Ok(cache)
+}
+
+/// The compiled component, compiling it first when the cache is missing or was changed.
+fn component(engine: &Engine, installed: &Installed) -> Result<Component> {
+    let cache = cache_file(engine, installed)?;
+    if !sealed(&cache) {
+        if cache.exists() {
+            output::warning(&format!("{} changed since codeact wrote it; compiling the guest again", cache.display()));
+        } else {
+            output::diagnostic("codeact: compiling the CPython guest (once; a few seconds)…");
+        }
+        compile_into_cache(engine, installed)?;
+    }
+    // The file is user-only, was written by this program for this engine (wasmtime checks the
+    // header and the compatibility hash), and its seal was checked just above.
+    #[expect(unsafe_code, reason = "loading precompiled code is unsafe by definition in wasmtime")]
+    // SAFETY: see above; the file is not modified while mapped by this short-lived process.
+    let component = unsafe { Component::deserialize_file(engine, &cache) };
+    component.map_err(|err| anyhow!("failed to load {}: {err}", cache.display()))
+}
+
+// ------------------------------------------------------------------------------------ store
+
+/// A tool call handed to the thread that owns the [`Host`].
+struct Request {
+    name: String,
+    args_json: String,
+    reply: tokio::sync::oneshot::Sender<Reply>,
+}
+
+struct GuestState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    http: WasiHttpCtx,
+    deny_http: DenyHttp,
+    memory: MemoryCap,
+    calls: mpsc::Sender<Request>,
+    report: Option<String>,
+    stop: Option<LimitHit>,
+}
+
+impl WasiView for GuestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for GuestState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.deny_http }
+    }
+}
+
+/// Every outgoing wasi:http request is refused: the guest reaches the network only through
+/// the `web_fetch` tool and its policy.
+struct DenyHttp;
+
+type HttpResult<T> = std::result::Result<T, wasmtime_wasi_http::Error>;
+type Sent = (http::Response<wasmtime_wasi_http::WasiBody>, Box<dyn Future<Output = HttpResult<()>> + Send>);
+
+impl WasiHttpHooks for DenyHttp {
+    fn send_request(
+        &mut self,
+        _request: http::Request<wasmtime_wasi_http::WasiBody>,
+        _options: Option<wasmtime_wasi_http::RequestOptions>,
+        _fut: Box<dyn Future<Output = HttpResult<()>> + Send>,
+    ) -> Box<dyn Future<Output = HttpResult<Sent>> + Send> {
+        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}
+
+/// Caps the sum of all linear memories: a refused growth is a `MemoryError` in Python.
+struct MemoryCap {
+    limit: usize,
+    used: usize,
+    refused: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let grow = desired.saturating_sub(current);
+        if self.used.saturating_add(grow) > self.limit {
+            self.refused = true;
+            return Ok(false);
+        }
+        self.used += grow;
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+impl hyperlight::sandbox::tools::Host for GuestState {
+    async fn dispatch(
+        &mut self,
+        name: String,
+        args_json: String,
+    ) -> wasmtime::Result<std::result::Result<String, String>> {
+        if name == bridge::REPORT {
+            self.report = Some(args_json);
+            return Ok(Ok("null".to_owned()));
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.calls
+            .send(Request { name, args_json, reply })
+            .map_err(|_| wasmtime::Error::msg("the host stopped serving tool calls"))?;
+        match answer.await.map_err(|_| wasmtime::Error::msg("the host dropped a tool call"))? {
+            Reply::Return(json) => Ok(Ok(json)),
+            Reply::Raise(message) => Ok(Err(message)),
+            Reply::Stop(hit) => {
+                self.stop = Some(hit);
+                Err(wasmtime::Error::msg("run limit reached"))
+            }
+        }
+    }
+}
+
+/// The guest's stdout or stderr, kept within a budget as it is written.
+#[derive(Clone)]
+struct CaptureStream(Arc<Mutex<Capture>>);
+
+impl IsTerminal for CaptureStream {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for CaptureStream {
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(CaptureWriter { capture: self.0.clone(), pending: Vec::new() })
+    }
+}
+
+/// Feeds bytes to a [`Capture`], holding back an incomplete UTF-8 sequence at the end.
+struct CaptureWriter {
+    capture: Arc<Mutex<Capture>>,
+    pending: Vec<u8>,
+}
+
+impl tokio::io::AsyncWrite for CaptureWriter {
+    fn poll_write(mut self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        this.pending.extend_from_slice(buf);
+        let valid = match std::str::from_utf8(&this.pending) {
+            Ok(text) => text.len(),
+            Err(err) if err.error_len().is_none() => err.valid_up_to(),
+            Err(_) => this.pending.len(),
+        };
+        let chunk: Vec<u8> = this.pending.drain(..valid).collect();
+        if let Ok(mut capture) = this.capture.lock() {
+            capture.push(&String::from_utf8_lossy(&chunk));
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+// ------------------------------------------------------------------------------------ run
+
+/// How the guest's run ended, seen from its thread.
+struct Ended {
+    report: Option<String>,
+    stop: Option<LimitHit>,
+    timed_out: bool,
+    memory_refused: bool,
+    /// A trap or host failure that is not a limit.
+    failure: Option<String>,
+    /// What the guest's executor captured outside the prelude's streams.
+    executor_output: String,
+}
+
+/// Runs `program` to completion against `host`.
+pub fn run(program: &str, host: &mut Host) -> Outcome {
+    host.python = Some(crate::backend::monty::run_tool);
+    let stdout = Arc::new(Mutex::new(Capture::new(host.limits.max_output)));
+    let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
+    let ended = execute(program, host, &stdout, &stderr);
+    let (stdout, truncated) = take(&stdout).finish();
+    let (program_stderr, _) = take(&stderr).finish();
+    let mut outcome = Outcome {
+        stdout,
+        truncated,
+        stderr: String::new(),
+        return_value: None,
+        return_repr: None,
+        error: None,
+        backend: "wasm",
+        duration: Duration::ZERO,
+        tool_calls: host.tool_calls,
+    };
+    match ended {
+        Err(err) => outcome.error = Some(internal(&format!("{err:#}"))),
+        Ok(ended) => settle(&mut outcome, ended, host),
+    }
+    let mut stderr_text = std::mem::take(&mut host.ctx.stderr);
+    stderr_text.push_str(&program_stderr);
+    outcome.stderr = stderr_text;
+    outcome.duration = host.started.elapsed();
+    outcome
+}
+
+fn take(capture: &Arc<Mutex<Capture>>) -> Capture {
+    let mut guard = capture.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    std::mem::replace(&mut *guard, Capture::new(0))
+}
+
+/// Turns how the guest ended into the outcome's value or error.
+fn settle(outcome: &mut Outcome, ended: Ended, host: &Host) {
+    let limit = |hit| {
+        let (kind, message) = host.limit_message(hit);
+        ProgramError {
+            kind: kind.to_owned(),
+            message: message.clone(),
+            line: None,
+            traceback: format!("{kind}: {message}"),
+        }
+    };
+    if let Some(hit) = ended.stop {
+        outcome.error = Some(limit(hit));
+        return;
+    }
+    if ended.timed_out {
+        outcome.error = Some(limit(LimitHit::Time));
+        return;
+    }
+    let Some(report) = ended.report else {
+        let why = ended.failure.unwrap_or_else(|| "the guest ended without a result".to_owned());
+        outcome.error = Some(if ended.memory_refused {
+            limit(LimitHit::Memory)
+        } else {
+            internal(&format!(
+                "{why}{}",
+                if ended.executor_output.is_empty() {
+                    String::new()
+                } else {
+                    format!("\n{}", ended.executor_output.trim_end())
+                }
+            ))
+        });
+        return;
+    };
+    let report: bridge::Report = match serde_json::from_str(&report) {
+        Ok(report) => report,
+        Err(err) => {
+            outcome.error = Some(internal(&format!("the guest's report is not valid: {err}")));
+            return;
+        }
+    };
+    if let Some(error) = report.error {
+        let mut error =
+            ProgramError { kind: error.kind, message: error.message, line: error.line, traceback: error.traceback };
+        if error.kind == "MemoryError" && ended.memory_refused {
+            let (_, message) = host.limit_message(LimitHit::Memory);
+            error.traceback = format!("{}MemoryError: {message}", error.traceback.trim_end_matches("MemoryError\n"));
+            error.message = message;
+        }
+        outcome.error = Some(error);
+        return;
+    }
+    outcome.return_repr = report.repr;
+    outcome.return_value = report.value.as_ref().map(Value::from_json);
+}
+
+fn internal(message: &str) -> ProgramError {
+    ProgramError {
+        kind: "RuntimeError".to_owned(),
+        message: format!("the wasm backend failed: {message}"),
+        line: None,
+        traceback: format!("RuntimeError: the wasm backend failed: {message}"),
+    }
+}
+
+/// Runs the guest on its own thread and serves its tool calls on this one.
+fn execute(
+    program: &str,
+    host: &mut Host,
+    stdout: &Arc<Mutex<Capture>>,
+    stderr: &Arc<Mutex<Capture>>,
+) -> Result<Ended> {
+    let installed = guest::installed().map_err(|err| anyhow!("{err}\nhint: {}", guest::INSTALL_HINT))?;
+    let engine = engine()?;
+    let component = component(&engine, &installed)?;
+    let code = format!(
+        "exec(compile({}, {:?}, 'exec'))\n__codeact_main({}, {}, {})\n",
+        serde_json::to_string(guest::PRELUDE)?,
+        guest::PRELUDE_NAME,
+        serde_json::to_string(program)?,
+        bridge::tool_names_json(host),
+        if bridge::mcp_functions(host) { "True" } else { "False" },
+    );
+    let deadline = host.ctx.deadline;
+    let memory = host.limits.max_memory;
+    let (calls, requests) = mpsc::channel::<Request>();
+    let ticking = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        let ticker_engine = engine.clone();
+        let ticking = &ticking;
+        scope.spawn(move || {
+            while ticking.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                ticker_engine.increment_epoch();
+            }
+        });
+        let guest = std::thread::Builder::new().name("wasm".into()).spawn_scoped(scope, || {
+            let guest = GuestRun {
+                engine: &engine,
+                component: &component,
+                installed: &installed,
+                calls,
+                stdout,
+                stderr,
+                memory,
+            };
+            let ended = guest.run(&code, deadline);
+            ticking.store(false, Ordering::Relaxed);
+            ended
+        });
+        let guest = match guest {
+            Ok(handle) => handle,
+            Err(err) => {
+                ticking.store(false, Ordering::Relaxed);
+                return Err(anyhow!("failed to start the guest thread: {err}"));
+            }
+        };
+        // Serve tool calls until the guest's thread lets go of its sender.
+        for request in requests {
+            let reply = bridge::dispatch(host, &request.name, &request.args_json);
+            let _ = request.reply.send(reply);
+        }
+        guest.join().map_err(|_| anyhow!("the guest thread panicked"))?
+    })
+}
+
+struct GuestRun<'a> {
+    engine: &'a Engine,
+    component: &'a Component,
+    installed: &'a Installed,
+    calls: mpsc::Sender<Request>,
+    stdout: &'a Arc<Mutex<Capture>>,
+    stderr: &'a Arc<Mutex<Capture>>,
+    memory: usize,
+}
+
+impl GuestRun<'_> {
+    fn run(self, code: &str, deadline: Instant) -> Result<Ended> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(self.run_async(code, deadline))
+    }
+
+    async fn run_async(self, code: &str, deadline: Instant) -> Result<Ended> {
+        let mut linker: Linker<GuestState> = Linker::new(self.engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|err| anyhow!("{err}"))?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(|err| anyhow!("{err}"))?;
+        hyperlight::sandbox::tools::add_to_linker::<GuestState, HasSelf<GuestState>>(&mut linker, |s| s)
+            .map_err(|err| anyhow!("{err}"))?;
+        let pre = SandboxPre::new(linker.instantiate_pre(self.component).map_err(|err| anyhow!("{err}"))?)
+            .map_err(|err| anyhow!("{err}"))?;
+
+        let mut wasi = WasiCtx::builder();
+        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        // File reads of the standard library on this thread, not a blocking pool: imports
+        // take half the time, and nothing else runs meanwhile anyway.
+        wasi.allow_blocking_current_thread(true);
+        wasi.stdout(CaptureStream(self.stdout.clone())).stderr(CaptureStream(self.stderr.clone()));
+        wasi.preopened_dir(self.installed.stdlib(), guest::STDLIB_GUEST_PATH, FsPerms::ReadOnly)
+            .map_err(|err| anyhow!("failed to mount the standard library: {err}"))?;
+        let state = GuestState {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            deny_http: DenyHttp,
+            memory: MemoryCap { limit: self.memory, used: 0, refused: false },
+            calls: self.calls,
+            report: None,
+            stop: None,
+        };
+        let mut store = Store::new(self.engine, state);
+        store.limiter(|s| &mut s.memory);
+        store.epoch_deadline_async_yield_and_update(1);
+        store.set_epoch_deadline(1);
+
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let call = async {
+            let sandbox = pre.instantiate_async(&mut store).await?;
+            store.set_epoch_deadline(1);
+            sandbox.hyperlight_sandbox_executor().call_run(&mut store, code).await
+        };
+        let result = tokio::time::timeout(remaining, call).await;
+        let state = store.into_data();
+        let mut ended = Ended {
+            report: state.report,
+            stop: state.stop,
+            timed_out: false,
+            memory_refused: state.memory.refused,
+            failure: None,
+            executor_output: String::new(),
+        };
+        match result {
+            Err(_) => ended.timed_out = true,
+            Ok(Err(trap)) => ended.failure = Some(format!("{trap:#}")),
+            Ok(Ok(result)) => {
+                ended.executor_output = format!("{}{}", result.stdout, result.stderr);
+            }
+        }
+        Ok(ended)
+    }
+}

@@ -1,0 +1,15 @@
+//! The `wasm` backend (cargo feature `wasm`, on by default): full CPython 3.14 as a WebAssembly
+//! component under wasmtime. Without the feature, [`disabled`] stands in and says so.
+
+#[cfg(feature = "wasm")]
+mod enabled;
+#[cfg(feature = "wasm")]
+pub use enabled::{WASMTIME_VERSION, available, precompile, run};
+
+#[cfg(not(feature = "wasm"))]
+mod disabled;
+#[cfg(not(feature = "wasm"))]
+pub use disabled::{WASMTIME_VERSION, available, precompile, run};
+
+/// Whether this build carries the backend.
+pub const COMPILED_IN: bool = cfg!(feature = "wasm");

