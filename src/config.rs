@@ -121,13 +121,7 @@ struct Source {
 /// The user's config directory: `$CODEACT_CONFIG_DIR`, `$XDG_CONFIG_HOME/codeact`, `~/.config/codeact`.
 #[must_use]
 pub fn user_dir() -> Option<PathBuf> {
-    if let Some(dir) = env::var(env::CONFIG_DIR) {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(xdg) = env::var("XDG_CONFIG_HOME") {
-        return Some(PathBuf::from(xdg).join("codeact"));
-    }
-    env::var("HOME").map(|home| PathBuf::from(home).join(".config").join("codeact"))
+    env::codeact_dir(Some(env::CONFIG_DIR), "XDG_CONFIG_HOME", ".config")
 }
 
 impl Config {

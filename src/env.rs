@@ -50,6 +50,20 @@ pub const ALL: &[(&str, &str)] = &[
     (CACHE_DIR, "where compiled guests are cached (default $XDG_CACHE_HOME/codeact)"),
 ];
 
+/// One of codeact's directories: `$override_var` when set, else `$xdg_var/codeact`, else
+/// `~/home_fallback/codeact`.
+#[must_use]
+pub fn codeact_dir(override_var: Option<&str>, xdg_var: &str, home_fallback: &str) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    if let Some(dir) = override_var.and_then(var) {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(xdg) = var(xdg_var) {
+        return Some(PathBuf::from(xdg).join("codeact"));
+    }
+    var("HOME").map(|home| PathBuf::from(home).join(home_fallback).join("codeact"))
+}
+
 /// Reads a variable, treating an empty value as unset.
 #[must_use]
 pub fn var(name: &str) -> Option<String> {

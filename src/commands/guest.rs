@@ -40,6 +40,10 @@ fn install(args: &GuestInstallArgs) -> Result<u8> {
     output::diagnostic("compiling the component for this machine…");
     let cache = wasm::precompile(&installed)?;
     output::diagnostic(&format!("compiled in {:.1} s into {}", started.elapsed().as_secs_f64(), cache.display()));
+    let started = Instant::now();
+    output::diagnostic("compiling the standard library to bytecode…");
+    wasm::compile_stdlib(&installed)?;
+    output::diagnostic(&format!("compiled in {:.1} s", started.elapsed().as_secs_f64()));
     output::diagnostic("done: `codeact run --backend wasm` runs full CPython");
     Ok(exit::SUCCESS)
 }

@@ -108,22 +108,13 @@ pub enum Missing {
 /// codeact's data directory: `$XDG_DATA_HOME/codeact`, else `~/.local/share/codeact`.
 #[must_use]
 pub fn data_dir() -> Option<PathBuf> {
-    if let Some(xdg) = env::var("XDG_DATA_HOME") {
-        return Some(PathBuf::from(xdg).join("codeact"));
-    }
-    env::var("HOME").map(|home| PathBuf::from(home).join(".local").join("share").join("codeact"))
+    env::codeact_dir(None, "XDG_DATA_HOME", ".local/share")
 }
 
 /// codeact's cache directory: `$CODEACT_CACHE_DIR`, `$XDG_CACHE_HOME/codeact`, `~/.cache/codeact`.
 #[must_use]
 pub fn cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = env::var(env::CACHE_DIR) {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(xdg) = env::var("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(xdg).join("codeact"));
-    }
-    env::var("HOME").map(|home| PathBuf::from(home).join(".cache").join("codeact"))
+    env::codeact_dir(Some(env::CACHE_DIR), "XDG_CACHE_HOME", ".cache")
 }
 
 /// Where the pinned guest lives: `$CODEACT_GUEST_DIR`, else a folder named after the pins in

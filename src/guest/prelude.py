@@ -8,11 +8,12 @@
 
 
 def __codeact_main(source, tool_names, mcp_functions):
-    import ast
+    # Only built-in and frozen modules on the way to success: `ast` and `linecache` would be
+    # compiled from source on every run.
+    import _ast
     import builtins
     import io
     import json
-    import linecache
     import math
     import sys
 
@@ -106,6 +107,15 @@ def __codeact_main(source, tool_names, mcp_functions):
             line = exc.lineno
         return line
 
+    lines = source.splitlines()
+
+    def source_line(filename, line):
+        if filename == program:
+            return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        import linecache
+
+        return linecache.getline(filename, line).strip()
+
     def format_exception(exc):
         out = []
         frames = []
@@ -119,7 +129,7 @@ def __codeact_main(source, tool_names, mcp_functions):
             out.append("Traceback (most recent call last):\n")
             for filename, line, function in frames:
                 out.append(f'  File "{filename}", line {line}, in {function}\n')
-                text = linecache.getline(filename, line).strip()
+                text = source_line(filename, line)
                 if text:
                     out.append(f"    {text}\n")
         if isinstance(exc, SyntaxError):
@@ -145,17 +155,16 @@ def __codeact_main(source, tool_names, mcp_functions):
     report = {}
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = stream(1), stream(2)
-    linecache.cache[program] = (len(source), None, source.splitlines(True), program)
     namespace = {"__name__": "__main__", "__builtins__": names}
     try:
         try:
-            tree = ast.parse(source, program, "exec")
+            tree = compile(source, program, "exec", _ast.PyCF_ONLY_AST)
         except SyntaxError as exc:
             exc.__traceback__ = None
             raise
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
+        if tree.body and isinstance(tree.body[-1], _ast.Expr):
+            last = _ast.Expression(tree.body.pop().value)
         exec(compile(tree, program, "exec"), namespace)
         if last is not None:
             value = eval(compile(last, program, "eval"), namespace)

@@ -21,6 +21,10 @@ pub fn precompile(_installed: &Installed) -> Result<PathBuf> {
     bail!("{NOT_BUILT}\nhint: build codeact with `--features wasm`")
 }
 
+pub fn compile_stdlib(_installed: &Installed) -> Result<()> {
+    bail!("{NOT_BUILT}\nhint: build codeact with `--features wasm`")
+}
+
 pub fn run(_program: &str, host: &mut Host) -> Outcome {
     Outcome {
         stdout: String::new(),
