@@ -57,8 +57,9 @@ impl Backend {
                 text: "Classes, inheritance, custom exceptions, generators, `match`, `%` formatting all work. \
                        Standard library: `re`, `json`, `itertools`, `collections`, `dataclasses`, `datetime`, \
                        `pathlib` (pure paths), `textwrap`, `difflib`, `statistics`, `hashlib`, `csv`, `decimal` and \
-                       more. The sandbox has no files, network, environment or processes of its own: `open()`, \
-                       `os.environ`, sockets and `subprocess` do not reach the machine; use the tools.",
+                       more; no `asyncio` event loop. `call_tool(\"view\", path=…)` works too. The sandbox has no \
+                       files, network, environment or processes of its own: `open()`, `os.environ`, sockets and \
+                       `subprocess` do not reach the machine; use the tools.",
             },
         }
     }

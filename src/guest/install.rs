@@ -114,9 +114,11 @@ fn download(wheel: Wheel) -> Result<Vec<u8>> {
             .user_agent(concat!("codeact/", env!("CARGO_PKG_VERSION")))
             .timeout(std::time::Duration::from_mins(10))
             .build()?;
-        let index = format!("https://pypi.org/pypi/{}/{}/json", wheel.project, wheel.version);
+        // The simple repository API in its JSON form (PEP 691), which mirrors serve too.
+        let index = format!("https://pypi.org/simple/{}/", wheel.project);
         let release: serde_json::Value = client
             .get(&index)
+            .header(reqwest::header::ACCEPT, "application/vnd.pypi.simple.v1+json")
             .send()
             .await
             .and_then(reqwest::Response::error_for_status)
@@ -124,7 +126,7 @@ fn download(wheel: Wheel) -> Result<Vec<u8>> {
             .json()
             .await
             .with_context(|| format!("PyPI's answer for {} is not JSON", wheel.project))?;
-        let url = release["urls"]
+        let url = release["files"]
             .as_array()
             .and_then(|files| files.iter().find(|f| f["filename"] == wheel.filename))
             .and_then(|f| f["url"].as_str())

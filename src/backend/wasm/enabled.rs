@@ -17,7 +17,6 @@
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -198,14 +197,8 @@ pub fn compile_stdlib(installed: &Installed) -> Result<()> {
     let (calls, _requests) = mpsc::channel::<Request>();
     let stdout = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
     let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
-    let ticking = AtomicBool::new(true);
     let ended = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while ticking.load(Ordering::Relaxed) {
-                std::thread::sleep(EPOCH_TICK);
-                engine.increment_epoch();
-            }
-        });
+        let _ticker = Ticker::start(scope, &engine);
         let guest = GuestRun {
             engine: &engine,
             component: &component,
@@ -217,9 +210,7 @@ pub fn compile_stdlib(installed: &Installed) -> Result<()> {
             writable_stdlib: true,
         };
         let code = format!("import compileall\ncompileall.compile_dir({:?}, quiet=1)\n", guest::STDLIB_GUEST_PATH);
-        let ended = guest.run(&code, Instant::now() + Duration::from_mins(10));
-        ticking.store(false, Ordering::Relaxed);
-        ended
+        guest.run(&code, Instant::now() + Duration::from_mins(10))
     })?;
     if ended.timed_out || ended.failure.is_some() {
         bail!(
@@ -377,6 +368,24 @@ impl tokio::io::AsyncWrite for CaptureWriter {
 
 // ------------------------------------------------------------------------------------ run
 
+/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped (and stops at once then).
+struct Ticker {
+    _stop: mpsc::Sender<()>,
+}
+
+impl Ticker {
+    fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, engine: &Engine) -> Self {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let engine = engine.clone();
+        scope.spawn(move || {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EPOCH_TICK) {
+                engine.increment_epoch();
+            }
+        });
+        Self { _stop: stop }
+    }
+}
+
 /// How the guest's run ended, seen from its thread.
 struct Ended {
     report: Option<String>,
@@ -515,16 +524,8 @@ fn execute(
     let deadline = host.ctx.deadline;
     let memory = host.limits.max_memory;
     let (calls, requests) = mpsc::channel::<Request>();
-    let ticking = AtomicBool::new(true);
     std::thread::scope(|scope| {
-        let ticker_engine = engine.clone();
-        let ticking = &ticking;
-        scope.spawn(move || {
-            while ticking.load(Ordering::Relaxed) {
-                std::thread::sleep(EPOCH_TICK);
-                ticker_engine.increment_epoch();
-            }
-        });
+        let ticker = Ticker::start(scope, &engine);
         let guest = std::thread::Builder::new().name("wasm".into()).spawn_scoped(scope, || {
             let guest = GuestRun {
                 engine: &engine,
@@ -537,16 +538,10 @@ fn execute(
                 writable_stdlib: false,
             };
             let ended = guest.run(&code, deadline);
-            ticking.store(false, Ordering::Relaxed);
+            drop(ticker);
             ended
         });
-        let guest = match guest {
-            Ok(handle) => handle,
-            Err(err) => {
-                ticking.store(false, Ordering::Relaxed);
-                return Err(anyhow!("failed to start the guest thread: {err}"));
-            }
-        };
+        let guest = guest.map_err(|err| anyhow!("failed to start the guest thread: {err}"))?;
         // Serve tool calls until the guest's thread lets go of its sender.
         for request in requests {
             let reply = bridge::dispatch(host, &request.name, &request.args_json);
