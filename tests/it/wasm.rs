@@ -223,3 +223,52 @@ fn guest_install_refuses_a_wheel_with_the_wrong_digest() {
     assert!(out.stderr.contains("not the pinned"), "{}", out.stderr);
     assert!(!guest.exists(), "a failed install left {}", guest.display());
 }
+
+#[test]
+fn the_tool_confinement_holds_on_wasm() {
+    const SECRET: &str = "OUTSIDE-SECRET";
+    let Some(env) = TestEnv::new()
+        .outside_file("secret.txt", SECRET)
+        .file("inside.txt", "inside\n")
+        .symlink("../outside/secret.txt", "link.txt")
+        .symlink("../outside", "linkdir")
+        .symlink("/dev/zero", "zero")
+        .with_wasm()
+    else {
+        return;
+    };
+    let status = std::process::Command::new("mkfifo").arg(env.workspace().join("pipe")).status().expect("mkfifo");
+    assert!(status.success());
+    let secret = env.outside().join("secret.txt");
+    let stolen = env.outside().join("stolen.db");
+    let started = Instant::now();
+    for code in [
+        "view(path='../outside/secret.txt')".to_owned(),
+        "view(path='sub/../../outside/secret.txt')".to_owned(),
+        "create(path='../outside/new.txt', file_text='x')".to_owned(),
+        "edit(path='../outside/secret.txt', old_str='OUTSIDE', new_str='x')".to_owned(),
+        "glob(pattern='*', paths='..')".to_owned(),
+        "grep(pattern='SECRET', paths='../outside')".to_owned(),
+        "sql(query='select 1', db_path='../outside/x.db')".to_owned(),
+        format!("view(path={:?})", secret.to_string_lossy()),
+        "view(path='/etc/passwd')".to_owned(),
+        "view(path='link.txt')".to_owned(),
+        "edit(path='link.txt', old_str='OUTSIDE', new_str='x')".to_owned(),
+        "view(path='linkdir/secret.txt')".to_owned(),
+        "create(path='linkdir/new.txt', file_text='x')".to_owned(),
+        "view(path='/dev/zero')".to_owned(),
+        "view(path='zero')".to_owned(),
+        "view(path='pipe')".to_owned(),
+    ] {
+        let json = run_json(&env, &[], &code);
+        assert_eq!(json["error"]["type"], "PermissionError", "{code}: {json}");
+        assert!(!json.to_string().contains(SECRET), "{code}: {json}");
+    }
+    let json = run_json(&env, &[], &format!("sql(query=\"attach database '{}' as x\")", stolen.display()));
+    assert_eq!(json["error"]["type"], "RuntimeError", "{json}");
+    assert!(!stolen.exists());
+    assert!(!env.outside().join("new.txt").exists());
+    assert!(started.elapsed() < Duration::from_mins(2), "took {:?}", started.elapsed());
+    assert_eq!(stdout_of(&env, "print([h['path'] for h in grep(pattern='inside')])"), "['inside.txt']\n");
+    assert_eq!(stdout_of(&env, "print(grep(pattern='-e', paths='inside.txt'))"), "[]\n");
+}
