@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 
 use crate::sandbox::{Dispatch, Host, LimitHit};
-use crate::tools::{ErrorKind, Value};
+use crate::tools::Value;
 
 /// The name the prelude reports the program's end under (never a tool: names with leading
 /// underscores are reserved).
@@ -34,13 +34,9 @@ pub fn dispatch(host: &mut Host, name: &str, args_json: &str) -> Reply {
             Ok(json) => Reply::Return(json),
             Err(err) => Reply::Raise(format!("ValueError: {name}() returned a value that is not JSON: {err}")),
         },
-        Dispatch::Raise(err) => Reply::Raise(format!("{}: {}", python_name(err.kind), err.message)),
+        Dispatch::Raise(err) => Reply::Raise(format!("{}: {}", err.kind.python_name(), err.message)),
         Dispatch::Stop(hit) => Reply::Stop(hit),
     }
-}
-
-fn python_name(kind: ErrorKind) -> &'static str {
-    kind.python_name()
 }
 
 type Arguments = (Vec<Value>, Vec<(String, Value)>);
