@@ -9,8 +9,12 @@
 
 pub mod bridge;
 pub mod install;
+pub mod loader;
 
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
 
 use serde::{Deserialize, Serialize};
 
@@ -164,4 +168,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         let _ = write!(out, "{byte:02x}");
         out
     })
+}
+
+/// Writes a user-only file atomically, making its directory (user-only) when needed.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write as _;
+    let dir = path.parent().context("the path has no parent directory")?;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let mut file = tempfile::Builder::new().permissions(std::fs::Permissions::from_mode(0o600)).tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|err| err.error)?;
+    Ok(())
 }

@@ -12,7 +12,7 @@ def __codeact_main(source, tool_names, mcp_functions):
     # compiled from source on every run.
     import _ast
     import builtins
-    import io
+    import gc
     import json
     import math
     import sys
@@ -147,14 +147,18 @@ def __codeact_main(source, tool_names, mcp_functions):
             out.append(f"{type(exc).__name__}: {message}\n" if message else f"{type(exc).__name__}\n")
         return "".join(out)
 
-    def stream(fd):
-        return io.TextIOWrapper(
-            io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
-        )
-
     report = {}
+    # Off while the prelude loaded. Its first passes walk the guest's whole initial heap, a few
+    # milliseconds: a small program should finish before they are due.
+    gc.set_threshold(20_000)
+    gc.enable()
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = stream(1), stream(2)
+    # The interpreter's own streams on fds 1 and 2 (the executor's are in-memory), passing
+    # each line to the host as it is printed: what a program printed before it was stopped
+    # is kept. Reconfiguring them costs a fraction of making new ones.
+    for stream in (sys.__stdout__, sys.__stderr__):
+        stream.reconfigure(errors="backslashreplace", line_buffering=True)
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     namespace = {"__name__": "__main__", "__builtins__": names}
     try:
         try:

@@ -184,6 +184,59 @@ fn a_changed_compiled_guest_is_compiled_again_not_loaded() {
     assert_ne!(rebuilt, bytes, "the tampered file is still there");
 }
 
+/// The compiled prelude in a private cache (the compiled guest is the shared one).
+fn prelude_env() -> Option<(TestEnv, std::path::PathBuf)> {
+    let (guest, shared) = wasm_guest()?;
+    let env = TestEnv::with_fixture_workspace();
+    let cache = env.root().join("cache");
+    std::fs::create_dir_all(&cache).expect("mkdir");
+    std::os::unix::fs::symlink(shared.join("wasm"), cache.join("wasm")).expect("link the compiled guest");
+    let env = env.env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &cache.to_string_lossy());
+    Some((env, cache.join("guest")))
+}
+
+fn compiled_prelude(dir: &std::path::Path) -> std::path::PathBuf {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .expect("the compiled prelude's directory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "marshal"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+#[test]
+fn the_prelude_is_compiled_once_and_a_damaged_copy_is_replaced() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some((env, dir)) = prelude_env() else { return };
+    assert_eq!(stdout_of(&env, "print(1)"), "1\n");
+    let file = compiled_prelude(&dir);
+    assert_eq!(std::fs::metadata(&file).expect("stat").permissions().mode() & 0o777, 0o600);
+    let compiled = std::fs::read(&file).expect("read");
+    // A marshalled code object.
+    assert_eq!(compiled.first(), Some(&0xe3), "{:?}", &compiled[..compiled.len().min(16)]);
+    assert_eq!(stdout_of(&env, "print(2)"), "2\n");
+    assert_eq!(std::fs::read(&file).expect("read"), compiled, "a good copy is kept");
+    for damaged in [&b""[..], b"\xe3garbage", b"\xe9\x01\x00\x00\x00"] {
+        std::fs::write(&file, damaged).expect("damage");
+        assert_eq!(stdout_of(&env, "print(3)"), "3\n");
+        assert_eq!(std::fs::read(&file).expect("read"), compiled, "{damaged:?} was not replaced");
+    }
+}
+
+#[test]
+fn a_program_cannot_replace_the_compiled_prelude() {
+    let Some((env, dir)) = prelude_env() else { return };
+    assert_eq!(stdout_of(&env, "print(1)"), "1\n");
+    let file = compiled_prelude(&dir);
+    let compiled = std::fs::read(&file).expect("read");
+    let code = "from wit_world.imports import tools\nfor name, arg in [('__codeact_prelude', 'source'), ('__codeact_prelude_compiled', 'evil'), ('__codeact_prelude', 'compiled'), ('__codeact_prelude_done', '')]:\n    try:\n        tools.dispatch(name, arg)\n        print(name, 'answered')\n    except Exception as exc:\n        print(name, 'refused')\n";
+    let out = stdout_of(&env, code);
+    assert!(!out.contains("answered"), "{out}");
+    assert_eq!(out.lines().count(), 4, "{out}");
+    assert_eq!(std::fs::read(&file).expect("read"), compiled);
+}
+
 #[test]
 fn commands_know_the_wasm_backend() {
     let Some(env) = wasm_env() else { return };
@@ -271,4 +324,10 @@ fn the_tool_confinement_holds_on_wasm() {
     assert!(started.elapsed() < Duration::from_mins(2), "took {:?}", started.elapsed());
     assert_eq!(stdout_of(&env, "print([h['path'] for h in grep(pattern='inside')])"), "['inside.txt']\n");
     assert_eq!(stdout_of(&env, "print(grep(pattern='-e', paths='inside.txt'))"), "[]\n");
+}
+
+#[test]
+fn a_symlink_swapped_in_during_a_run_never_leaks_outside_content_on_wasm() {
+    let Some(env) = crate::security::env().with_wasm() else { return };
+    crate::security::symlink_swap_race(env, "wasm");
 }
