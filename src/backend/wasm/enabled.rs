@@ -182,13 +182,36 @@ fn component(engine: &Engine, installed: &Installed) -> Result<Component> {
     component.map_err(|err| anyhow!("failed to load {}: {err}", cache.display()))
 }
 
+/// The compiled guest, linked and ready to instantiate. Loading the compiled code (the
+/// longest step of a warm run) and linking the host's functions overlap, on two threads.
+fn load(engine: &Engine, installed: &Installed) -> Result<SandboxPre<GuestState>> {
+    let (component, linker) = std::thread::scope(|scope| {
+        let component = scope.spawn(|| component(engine, installed));
+        let linker = linker(engine);
+        (component.join(), linker)
+    });
+    let component = component.map_err(|_| anyhow!("loading the guest panicked"))??;
+    let pre = linker?.instantiate_pre(&component).map_err(|err| anyhow!("{err}"))?;
+    SandboxPre::new(pre).map_err(|err| anyhow!("{err}"))
+}
+
+/// WASI 0.2, wasi:http (every request denied) and the `tools` interface.
+fn linker(engine: &Engine) -> Result<Linker<GuestState>> {
+    let mut linker: Linker<GuestState> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|err| anyhow!("{err}"))?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(|err| anyhow!("{err}"))?;
+    hyperlight::sandbox::tools::add_to_linker::<GuestState, HasSelf<GuestState>>(&mut linker, |s| s)
+        .map_err(|err| anyhow!("{err}"))?;
+    Ok(linker)
+}
+
 /// Compiles the installed standard library to bytecode inside the guest (CPython 3.14's own
 /// `compileall`, the only compiler whose `.pyc` it accepts), so that imports read bytecode
 /// instead of compiling source on every run: `pathlib` loads in about a tenth of the time.
 /// Then runs an empty program, which leaves the compiled prelude in the cache.
 pub fn compile_stdlib(installed: &Installed) -> Result<()> {
     let engine = engine()?;
-    let component = component(&engine, installed)?;
+    let pre = load(&engine, installed)?;
     let (calls, _requests) = mpsc::channel::<Request>();
     let stdout = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
     let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
@@ -196,7 +219,7 @@ pub fn compile_stdlib(installed: &Installed) -> Result<()> {
         let _ticker = Ticker::start(scope, &engine);
         let guest = GuestRun {
             engine: &engine,
-            component: &component,
+            pre: &pre,
             installed,
             loader: Loader::new(installed, "", "[]", false),
             calls,
@@ -558,7 +581,7 @@ fn execute(
     let installed = guest::installed().map_err(|err| anyhow!("{err}\nhint: {}", guest::INSTALL_HINT))?;
     let engine = engine()?;
     let loading = Instant::now();
-    let component = component(&engine, &installed)?;
+    let pre = load(&engine, &installed)?;
     // Loading (and, after an upgrade or a changed cache, compiling) the guest is not the
     // program's time.
     host.ctx.deadline += loading.elapsed();
@@ -571,7 +594,7 @@ fn execute(
         let guest = std::thread::Builder::new().name("wasm".into()).spawn_scoped(scope, || {
             let guest = GuestRun {
                 engine: &engine,
-                component: &component,
+                pre: &pre,
                 installed: &installed,
                 loader,
                 calls,
@@ -592,15 +615,15 @@ fn execute(
         }
         guest.join().map_err(|_| anyhow!("the guest thread panicked"))?
     });
-    // As for the store: the compiled code is unmapped at exit.
-    std::mem::forget(component);
+    // As for the store and the compiled code: unmapped at exit.
+    std::mem::forget(pre);
     std::mem::forget(engine);
     ended
 }
 
 struct GuestRun<'a> {
     engine: &'a Engine,
-    component: &'a Component,
+    pre: &'a SandboxPre<GuestState>,
     installed: &'a Installed,
     loader: Loader,
     calls: mpsc::Sender<Request>,
@@ -619,14 +642,6 @@ impl GuestRun<'_> {
     }
 
     async fn run_async(self, setup: &str, deadline: Instant) -> Result<Ended> {
-        let mut linker: Linker<GuestState> = Linker::new(self.engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|err| anyhow!("{err}"))?;
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(|err| anyhow!("{err}"))?;
-        hyperlight::sandbox::tools::add_to_linker::<GuestState, HasSelf<GuestState>>(&mut linker, |s| s)
-            .map_err(|err| anyhow!("{err}"))?;
-        let pre = SandboxPre::new(linker.instantiate_pre(self.component).map_err(|err| anyhow!("{err}"))?)
-            .map_err(|err| anyhow!("{err}"))?;
-
         let mut wasi = WasiCtx::builder();
         wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
         // File reads of the standard library on this thread, not a blocking pool: imports
@@ -654,7 +669,7 @@ impl GuestRun<'_> {
 
         let remaining = deadline.saturating_duration_since(Instant::now());
         let call = async {
-            let sandbox = pre.instantiate_async(&mut store).await?;
+            let sandbox = self.pre.instantiate_async(&mut store).await?;
             store.set_epoch_deadline(1);
             let executor = sandbox.hyperlight_sandbox_executor();
             let code = format!("{setup}{}", store.data().loader.bootstrap());
