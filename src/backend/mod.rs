@@ -135,6 +135,9 @@ pub fn preflight(choice: BackendChoice) -> (&'static str, Vec<Check>) {
     }
 }
 
+/// What to do when this build has no `wasm` backend.
+const NOT_COMPILED_FIX: &str = "build codeact with `--features wasm`, or use `--backend monty`";
+
 fn wasm_checks() -> Vec<Check> {
     let mut checks = vec![Check {
         name: "compiled in",
@@ -144,9 +147,9 @@ fn wasm_checks() -> Vec<Check> {
         } else {
             "the wasm backend is not compiled into this build of codeact".to_owned()
         },
-        fix: (!wasm::COMPILED_IN).then(|| "build codeact with `--features wasm`, or use `--backend monty`".to_owned()),
+        fix: (!wasm::COMPILED_IN).then(|| NOT_COMPILED_FIX.to_owned()),
     }];
-    checks.push(match wasm::available() {
+    checks.push(match guest::installed() {
         Ok(installed) => Check {
             name: "guest",
             ok: true,
@@ -164,12 +167,9 @@ fn wasm_checks() -> Vec<Check> {
 fn wasm_ready() -> Result<(), BackendUnavailable> {
     let unavailable = |reason: String, hint: &str| BackendUnavailable { name: "wasm", reason, hint: hint.to_owned() };
     if !wasm::COMPILED_IN {
-        return Err(unavailable(
-            "it is not compiled into this build of codeact".into(),
-            "build codeact with `--features wasm`, or use `--backend monty`",
-        ));
+        return Err(unavailable("it is not compiled into this build of codeact".into(), NOT_COMPILED_FIX));
     }
-    wasm::available().map(|_| ()).map_err(|missing| {
+    guest::installed().map(|_| ()).map_err(|missing| {
         unavailable(missing.to_string(), &format!("run `{}` (or use `--backend monty`)", guest::INSTALL_HINT))
     })
 }

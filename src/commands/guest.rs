@@ -49,7 +49,7 @@ fn install(args: &GuestInstallArgs) -> Result<u8> {
 }
 
 fn status(args: &JsonArgs) -> Result<u8> {
-    let installed = wasm::available();
+    let installed = guest::installed();
     if args.json {
         let value = match &installed {
             Ok(installed) => json!({

@@ -24,6 +24,10 @@ const STORE: &str = "__codeact_prelude_compiled";
 /// The name the bootstrap says it is done under, before the program starts.
 const DONE: &str = "__codeact_prelude_done";
 
+/// How every bootstrap starts: the garbage collector off (see [`Loader::bootstrap`]), the
+/// host's `tools` interface at hand.
+const START: &str = "import gc; gc.disable(); from wit_world.imports import tools as __codeact_tools";
+
 /// Loads the prelude for one run and answers the bootstrap's calls.
 #[derive(Debug)]
 pub struct Loader {
@@ -82,8 +86,7 @@ impl Loader {
             return self.source_bootstrap();
         }
         format!(
-            "import gc; gc.disable(); from wit_world.imports import tools as __codeact_tools; \
-             exec(__import__('marshal').loads(__codeact_tools.dispatch({FETCH:?}, 'compiled').encode('latin-1'))); {}\n",
+            "{START}; exec(__import__('marshal').loads(__codeact_tools.dispatch({FETCH:?}, 'compiled').encode('latin-1'))); {}\n",
             self.main
         )
     }
@@ -97,7 +100,7 @@ impl Loader {
 
     fn source_bootstrap(&self) -> String {
         format!(
-            "import gc; gc.disable(); import marshal; from wit_world.imports import tools as __codeact_tools\n\
+            "{START}; import marshal\n\
              __codeact_code = compile(__codeact_tools.dispatch({FETCH:?}, 'source'), {PRELUDE_NAME:?}, 'exec')\n\
              exec(__codeact_code)\n\
              __codeact_tools.dispatch({STORE:?}, marshal.dumps(__codeact_code).decode('latin-1'))\n\

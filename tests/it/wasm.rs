@@ -164,23 +164,18 @@ fn a_changed_compiled_guest_is_compiled_again_not_loaded() {
     let env = env.env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &cache.to_string_lossy());
     let out = env.run(&["run", "--backend", "wasm", "--code", "print(1)"], "");
     assert_eq!(out.stdout, "1\n", "{}", out.stderr);
-    let compiled: Vec<_> = std::fs::read_dir(cache.join("wasm"))
-        .expect("cache dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
-        .collect();
-    assert_eq!(compiled.len(), 1, "{compiled:?}");
+    let compiled = the_file_ending_in(&cache.join("wasm"), "cwasm");
     // Flip bytes in the middle of the compiled code, keeping the size.
-    let mut bytes = std::fs::read(&compiled[0]).expect("read cache");
+    let mut bytes = std::fs::read(&compiled).expect("read cache");
     let middle = bytes.len() / 2;
     for byte in &mut bytes[middle..middle + 4096] {
         *byte ^= 0xFF;
     }
-    std::fs::write(&compiled[0], &bytes).expect("tamper");
+    std::fs::write(&compiled, &bytes).expect("tamper");
     let out = env.run(&["run", "--backend", "wasm", "--code", "print(2)"], "");
     assert_eq!(out.stdout, "2\n", "{}", out.stderr);
     assert!(out.stderr.contains("changed since codeact wrote it"), "{}", out.stderr);
-    let rebuilt = std::fs::read(&compiled[0]).expect("read cache");
+    let rebuilt = std::fs::read(&compiled).expect("read cache");
     assert_ne!(rebuilt, bytes, "the tampered file is still there");
 }
 
@@ -195,11 +190,12 @@ fn prelude_env() -> Option<(TestEnv, std::path::PathBuf)> {
     Some((env, cache.join("guest")))
 }
 
-fn compiled_prelude(dir: &std::path::Path) -> std::path::PathBuf {
+/// The one file in `dir` whose name ends in `.extension`.
+fn the_file_ending_in(dir: &std::path::Path, extension: &str) -> std::path::PathBuf {
     let files: Vec<_> = std::fs::read_dir(dir)
-        .expect("the compiled prelude's directory")
+        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "marshal"))
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     files[0].clone()
@@ -210,7 +206,7 @@ fn the_prelude_is_compiled_once_and_a_damaged_copy_is_replaced() {
     use std::os::unix::fs::PermissionsExt as _;
     let Some((env, dir)) = prelude_env() else { return };
     assert_eq!(stdout_of(&env, "print(1)"), "1\n");
-    let file = compiled_prelude(&dir);
+    let file = the_file_ending_in(&dir, "marshal");
     assert_eq!(std::fs::metadata(&file).expect("stat").permissions().mode() & 0o777, 0o600);
     let compiled = std::fs::read(&file).expect("read");
     // A marshalled code object.
@@ -228,7 +224,7 @@ fn the_prelude_is_compiled_once_and_a_damaged_copy_is_replaced() {
 fn a_program_cannot_replace_the_compiled_prelude() {
     let Some((env, dir)) = prelude_env() else { return };
     assert_eq!(stdout_of(&env, "print(1)"), "1\n");
-    let file = compiled_prelude(&dir);
+    let file = the_file_ending_in(&dir, "marshal");
     let compiled = std::fs::read(&file).expect("read");
     let code = "from wit_world.imports import tools\nfor name, arg in [('__codeact_prelude', 'source'), ('__codeact_prelude_compiled', 'evil'), ('__codeact_prelude', 'compiled'), ('__codeact_prelude_done', '')]:\n    try:\n        tools.dispatch(name, arg)\n        print(name, 'answered')\n    except Exception as exc:\n        print(name, 'refused')\n";
     let out = stdout_of(&env, code);

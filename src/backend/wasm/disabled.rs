@@ -4,18 +4,13 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
-use crate::guest::{self, Installed};
+use crate::guest::Installed;
 use crate::sandbox::{Host, Outcome, ProgramError};
 
 /// No wasmtime in this build.
 pub const WASMTIME_VERSION: &str = "none";
 
 const NOT_BUILT: &str = "the wasm backend is not compiled into this build of codeact";
-
-/// Reports the guest's state, for `guest status`; `backend::select` refuses `wasm` anyway.
-pub fn available() -> Result<Installed, guest::Missing> {
-    guest::installed()
-}
 
 pub fn precompile(_installed: &Installed) -> Result<PathBuf> {
     bail!("{NOT_BUILT}\nhint: build codeact with `--features wasm`")

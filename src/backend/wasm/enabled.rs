@@ -55,11 +55,6 @@ const WASM_STACK: usize = 8 << 20;
 /// Bytes of the program's stderr kept.
 const MAX_STDERR: usize = 64 * 1024;
 
-/// Whether the backend can run here: the guest is installed (compiling it is done on first use).
-pub fn available() -> Result<Installed, guest::Missing> {
-    guest::installed()
-}
-
 // ------------------------------------------------------------------------------------ engine
 
 fn engine() -> Result<Engine> {
