@@ -1,5 +1,6 @@
 //! Backends: where Python runs. [`select`] turns the requested [`BackendChoice`] into a backend
-//! that can run here, or says why none can; [`Backend::run`] runs a program on it.
+//! that can run here, or says why none can; [`Backend::start`] sets it up and
+//! [`Started::run`] runs a program on it.
 
 pub mod monty;
 pub mod wasm;
@@ -64,11 +65,30 @@ impl Backend {
         }
     }
 
+    /// Starts what the backend sets up before it runs a program: the wasm backend loads its
+    /// compiled guest on another thread, meanwhile the caller reads the program and builds the
+    /// host.
+    #[must_use]
+    pub fn start(self) -> Started {
+        match self {
+            Self::Monty => Started::Monty,
+            Self::Wasm => Started::Wasm(Box::new(wasm::Loading::start())),
+        }
+    }
+}
+
+/// A backend whose set-up is under way.
+pub enum Started {
+    Monty,
+    Wasm(Box<wasm::Loading>),
+}
+
+impl Started {
     /// Runs `program` with `host` serving its tool calls.
     pub fn run(self, program: &str, host: &mut Host) -> Outcome {
         match self {
             Self::Monty => monty::run(program, host),
-            Self::Wasm => wasm::run(program, host),
+            Self::Wasm(loading) => wasm::run(program, host, *loading),
         }
     }
 }

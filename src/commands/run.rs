@@ -20,7 +20,7 @@ use crate::usertools::pyworker;
 
 pub fn run(args: &RunArgs) -> Result<u8> {
     let config = Config::for_run(args)?;
-    let backend = backend::select(config.backend)?;
+    let backend = backend::select(config.backend)?.start();
     let program = read_program(args)?;
     let started = Instant::now();
     let workspace = Workspace::open(&config.workspace)

@@ -20,7 +20,17 @@ pub fn compile_stdlib(_installed: &Installed) -> Result<()> {
     bail!("{NOT_BUILT}\nhint: build codeact with `--features wasm`")
 }
 
-pub fn run(_program: &str, host: &mut Host) -> Outcome {
+/// Nothing to load.
+pub struct Loading;
+
+impl Loading {
+    #[must_use]
+    pub fn start() -> Self {
+        Self
+    }
+}
+
+pub fn run(_program: &str, host: &mut Host, _loading: Loading) -> Outcome {
     Outcome {
         stdout: String::new(),
         truncated: false,

@@ -177,17 +177,50 @@ fn component(engine: &Engine, installed: &Installed) -> Result<Component> {
     component.map_err(|err| anyhow!("failed to load {}: {err}", cache.display()))
 }
 
-/// The compiled guest, linked and ready to instantiate. Loading the compiled code (the
-/// longest step of a warm run) and linking the host's functions overlap, on two threads.
-fn load(engine: &Engine, installed: &Installed) -> Result<SandboxPre<GuestState>> {
-    let (component, linker) = std::thread::scope(|scope| {
-        let component = scope.spawn(|| component(engine, installed));
-        let linker = linker(engine);
-        (component.join(), linker)
-    });
-    let component = component.map_err(|_| anyhow!("loading the guest panicked"))??;
-    let pre = linker?.instantiate_pre(&component).map_err(|err| anyhow!("{err}"))?;
-    SandboxPre::new(pre).map_err(|err| anyhow!("{err}"))
+/// The compiled guest, loading on a thread of its own while the caller goes on. Loading the
+/// compiled code is the longest step of a warm run: `codeact run` starts it as soon as it
+/// knows the backend, and meanwhile reads the program and builds the host, and the guest's
+/// thread builds its store and links the host's functions.
+pub struct Loading(Result<Started>);
+
+struct Started {
+    engine: Engine,
+    installed: Installed,
+    component: std::thread::JoinHandle<Result<Component>>,
+}
+
+impl Loading {
+    /// Starts loading the installed guest.
+    #[must_use]
+    pub fn start() -> Self {
+        Self::spawn(guest::installed().map_err(|err| anyhow!("{err}\nhint: {}", guest::INSTALL_HINT)))
+    }
+
+    fn spawn(installed: Result<Installed>) -> Self {
+        grow_heaps_in_large_steps();
+        Self(installed.and_then(|installed| {
+            let engine = engine()?;
+            let (for_engine, for_installed) = (engine.clone(), installed.clone());
+            let component = std::thread::Builder::new()
+                .name("wasm-load".into())
+                .spawn(move || component(&for_engine, &for_installed))
+                .map_err(|err| anyhow!("failed to start loading the guest: {err}"))?;
+            Ok(Started { engine, installed, component })
+        }))
+    }
+}
+
+/// Lets every malloc arena grow in steps of 8 MiB. Loading the guest allocates megabytes of
+/// metadata on its own thread, whose arena would otherwise be made usable a few pages at a
+/// time, one system call each (about 250 per run). Only address space is reserved: a page is
+/// still backed when it is first touched.
+fn grow_heaps_in_large_steps() {
+    #[cfg(target_env = "gnu")]
+    #[expect(unsafe_code, reason = "mallopt is a C function")]
+    // SAFETY: mallopt only changes glibc's allocator settings, under the allocator's own lock.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 8 << 20);
+    }
 }
 
 /// WASI 0.2, wasi:http (every request denied) and the `tools` interface.
@@ -205,18 +238,17 @@ fn linker(engine: &Engine) -> Result<Linker<GuestState>> {
 /// instead of compiling source on every run: `pathlib` loads in about a tenth of the time.
 /// Then runs an empty program, which leaves the compiled prelude in the cache.
 pub fn compile_stdlib(installed: &Installed) -> Result<()> {
-    let engine = engine()?;
-    let pre = load(&engine, installed)?;
-    let (calls, _requests) = mpsc::channel::<Request>();
+    let Started { engine, installed, component } = Loading::spawn(Ok(installed.clone())).0?;
+    let (calls, _messages) = mpsc::channel::<FromGuest>();
     let stdout = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
     let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
     let ended = std::thread::scope(|scope| {
         let _ticker = Ticker::start(scope, &engine);
         let guest = GuestRun {
             engine: &engine,
-            pre: &pre,
-            installed,
-            loader: Loader::new(installed, "", "[]", false),
+            component,
+            installed: &installed,
+            loader: Loader::new(&installed, "", "[]", false),
             calls,
             stdout: &stdout,
             stderr: &stderr,
@@ -240,6 +272,14 @@ pub fn compile_stdlib(installed: &Installed) -> Result<()> {
 
 // ------------------------------------------------------------------------------------ store
 
+/// What the guest's thread tells the thread that owns the [`Host`].
+enum FromGuest {
+    /// The guest has loaded, after this long waiting for it.
+    Loaded(Duration),
+    /// A tool call.
+    Call(Request),
+}
+
 /// A tool call handed to the thread that owns the [`Host`].
 struct Request {
     name: String,
@@ -254,7 +294,7 @@ struct GuestState {
     deny_http: DenyHttp,
     memory: MemoryCap,
     /// Taken when the run ends, which ends the host's loop serving tool calls.
-    calls: Option<mpsc::Sender<Request>>,
+    calls: Option<mpsc::Sender<FromGuest>>,
     loader: Loader,
     report: Option<String>,
     stop: Option<LimitHit>,
@@ -330,7 +370,7 @@ impl hyperlight::sandbox::tools::Host for GuestState {
         self.calls
             .as_ref()
             .ok_or_else(|| wasmtime::Error::msg("the run has ended"))?
-            .send(Request { name, args_json, reply })
+            .send(FromGuest::Call(Request { name, args_json, reply }))
             .map_err(|_| wasmtime::Error::msg("the host stopped serving tool calls"))?;
         match answer.await.map_err(|_| wasmtime::Error::msg("the host dropped a tool call"))? {
             Reply::Return(json) => Ok(Ok(json)),
@@ -466,11 +506,11 @@ struct Ended {
 ///
 /// The guest's memory and compiled code are left for the kernel to unmap when the process
 /// exits, which it does faster than freeing them here: call this once per process.
-pub fn run(program: &str, host: &mut Host) -> Outcome {
+pub fn run(program: &str, host: &mut Host, loading: Loading) -> Outcome {
     host.python = Some(crate::backend::monty::run_tool);
     let stdout = Arc::new(Mutex::new(Capture::new(host.limits.max_output)));
     let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
-    let ended = execute(program, host, &stdout, &stderr);
+    let ended = execute(program, host, loading, &stdout, &stderr);
     let (stdout, truncated) = take(&stdout).finish();
     let (program_stderr, _) = take(&stderr).finish();
     let mut outcome = Outcome {
@@ -570,26 +610,21 @@ fn internal(message: &str) -> ProgramError {
 fn execute(
     program: &str,
     host: &mut Host,
+    loading: Loading,
     stdout: &Arc<Mutex<Capture>>,
     stderr: &Arc<Mutex<Capture>>,
 ) -> Result<Ended> {
-    let installed = guest::installed().map_err(|err| anyhow!("{err}\nhint: {}", guest::INSTALL_HINT))?;
-    let engine = engine()?;
-    let loading = Instant::now();
-    let pre = load(&engine, &installed)?;
-    // Loading (and, after an upgrade or a changed cache, compiling) the guest is not the
-    // program's time.
-    host.ctx.deadline += loading.elapsed();
+    let Started { engine, installed, component } = loading.0?;
     let loader = Loader::new(&installed, program, &bridge::tool_names_json(host), bridge::mcp_functions(host));
     let deadline = host.ctx.deadline;
     let memory = host.limits.max_memory;
-    let (calls, requests) = mpsc::channel::<Request>();
-    let ended = std::thread::scope(|scope| {
+    let (calls, messages) = mpsc::channel::<FromGuest>();
+    std::thread::scope(|scope| {
         let ticker = Ticker::start(scope, &engine);
         let guest = std::thread::Builder::new().name("wasm".into()).spawn_scoped(scope, || {
             let guest = GuestRun {
                 engine: &engine,
-                pre: &pre,
+                component,
                 installed: &installed,
                 loader,
                 calls,
@@ -604,24 +639,28 @@ fn execute(
         });
         let guest = guest.map_err(|err| anyhow!("failed to start the guest thread: {err}"))?;
         // Serve tool calls until the guest's thread lets go of its sender.
-        for request in requests {
-            let reply = bridge::dispatch(host, &request.name, &request.args_json);
-            let _ = request.reply.send(reply);
+        for message in messages {
+            match message {
+                // Waiting for the guest to load (and, after an upgrade or a changed cache, to
+                // compile) is not the program's time.
+                FromGuest::Loaded(waited) => host.ctx.deadline += waited,
+                FromGuest::Call(request) => {
+                    let reply = bridge::dispatch(host, &request.name, &request.args_json);
+                    let _ = request.reply.send(reply);
+                }
+            }
         }
         guest.join().map_err(|_| anyhow!("the guest thread panicked"))?
-    });
-    // As for the store and the compiled code: unmapped at exit.
-    std::mem::forget(pre);
-    std::mem::forget(engine);
-    ended
+    })
 }
 
 struct GuestRun<'a> {
     engine: &'a Engine,
-    pre: &'a SandboxPre<GuestState>,
+    /// The compiled guest, still loading.
+    component: std::thread::JoinHandle<Result<Component>>,
     installed: &'a Installed,
     loader: Loader,
-    calls: mpsc::Sender<Request>,
+    calls: mpsc::Sender<FromGuest>,
     stdout: &'a Arc<Mutex<Capture>>,
     stderr: &'a Arc<Mutex<Capture>>,
     memory: usize,
@@ -630,7 +669,8 @@ struct GuestRun<'a> {
 }
 
 impl GuestRun<'_> {
-    /// Runs `setup` and then the program through the loader's bootstrap, in one guest.
+    /// Runs `setup` and then the program through the loader's bootstrap, in one guest, once
+    /// it has loaded. The wait for it extends `deadline`.
     fn run(self, setup: &str, deadline: Instant) -> Result<Ended> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
         runtime.block_on(self.run_async(setup, deadline))
@@ -661,10 +701,19 @@ impl GuestRun<'_> {
         store.limiter(|s| &mut s.memory);
         store.epoch_deadline_async_yield_and_update(1);
         store.set_epoch_deadline(1);
+        let linker = linker(self.engine);
 
-        let remaining = deadline.saturating_duration_since(Instant::now());
+        let waiting = Instant::now();
+        let component = self.component.join().map_err(|_| anyhow!("loading the guest panicked"))??;
+        let pre = SandboxPre::new(linker?.instantiate_pre(&component).map_err(|err| anyhow!("{err}"))?)
+            .map_err(|err| anyhow!("{err}"))?;
+        let waited = waiting.elapsed();
+        if let Some(calls) = &store.data().calls {
+            let _ = calls.send(FromGuest::Loaded(waited));
+        }
+        let remaining = (deadline + waited).saturating_duration_since(Instant::now());
         let call = async {
-            let sandbox = self.pre.instantiate_async(&mut store).await?;
+            let sandbox = pre.instantiate_async(&mut store).await?;
             store.set_epoch_deadline(1);
             let executor = sandbox.hyperlight_sandbox_executor();
             let code = format!("{setup}{}", store.data().loader.bootstrap());
