@@ -244,8 +244,9 @@ fn huge_pages_for_this_threads_heap() {
         let block = Box::new(0_u8);
         let address = std::ptr::from_ref::<u8>(std::hint::black_box(&block)).addr();
         #[expect(unsafe_code, reason = "sbrk and madvise are C functions")]
-        // SAFETY: sbrk(0) only reads the program break. madvise(MADV_HUGEPAGE) is a hint that
-        // changes no memory contents or protections, and fails harmlessly on unmapped parts.
+        // SAFETY: sbrk(0) only reads the program break. Neither madvise changes memory contents
+        // or protections (a collapse copies small pages into a huge one); both fail harmlessly
+        // on unmapped parts.
         unsafe {
             if address >= libc::sbrk(0).addr() {
                 let arena = std::ptr::without_provenance_mut::<libc::c_void>(address & !(ARENA - 1));
