@@ -37,7 +37,7 @@ fn install(args: &GuestInstallArgs) -> Result<u8> {
         installed.manifest.stdlib_files
     ));
     let started = Instant::now();
-    output::diagnostic("compiling the component for this machine…");
+    output::diagnostic("loading the prelude into the component and compiling it for this machine…");
     let cache = wasm::precompile(&installed)?;
     output::diagnostic(&format!("compiled in {:.1} s into {}", started.elapsed().as_secs_f64(), cache.display()));
     let started = Instant::now();

@@ -1,4 +1,4 @@
-# codeact's prelude for the CPython guest, run in a fresh instance before the program.
+# codeact's prelude for the CPython guest, loaded once into the guest's snapshot (see loader.rs).
 #
 # It defines one function per tool (plain calls and call_tool("name", ...) both reach the
 # host's `tools.dispatch` with {"args": [...], "kwargs": {...}} as JSON), maps a host error

@@ -180,17 +180,6 @@ fn a_changed_compiled_guest_is_compiled_again_not_loaded() {
     assert_ne!(rebuilt, bytes, "the tampered file is still there");
 }
 
-/// The compiled prelude in a private cache (the compiled guest is the shared one).
-fn prelude_env() -> Option<(TestEnv, std::path::PathBuf)> {
-    let (guest, shared) = wasm_guest()?;
-    let env = TestEnv::with_fixture_workspace();
-    let cache = env.root().join("cache");
-    std::fs::create_dir_all(&cache).expect("mkdir");
-    std::os::unix::fs::symlink(shared.join("wasm"), cache.join("wasm")).expect("link the compiled guest");
-    let env = env.env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &cache.to_string_lossy());
-    Some((env, cache.join("guest")))
-}
-
 /// The one file in `dir` whose name ends in `.extension`.
 fn the_file_ending_in(dir: &std::path::Path, extension: &str) -> std::path::PathBuf {
     let files: Vec<_> = std::fs::read_dir(dir)
@@ -203,35 +192,12 @@ fn the_file_ending_in(dir: &std::path::Path, extension: &str) -> std::path::Path
 }
 
 #[test]
-fn the_prelude_is_compiled_once_and_a_damaged_copy_is_replaced() {
-    use std::os::unix::fs::PermissionsExt as _;
-    let Some((env, dir)) = prelude_env() else { return };
-    assert_eq!(stdout_of(&env, "print(1)"), "1\n");
-    let file = the_file_ending_in(&dir, "marshal");
-    assert_eq!(std::fs::metadata(&file).expect("stat").permissions().mode() & 0o777, 0o600);
-    let compiled = std::fs::read(&file).expect("read");
-    // A marshalled code object.
-    assert_eq!(compiled.first(), Some(&0xe3), "{:?}", &compiled[..compiled.len().min(16)]);
-    assert_eq!(stdout_of(&env, "print(2)"), "2\n");
-    assert_eq!(std::fs::read(&file).expect("read"), compiled, "a good copy is kept");
-    for damaged in [&b""[..], b"\xe3garbage", b"\xe9\x01\x00\x00\x00"] {
-        std::fs::write(&file, damaged).expect("damage");
-        assert_eq!(stdout_of(&env, "print(3)"), "3\n");
-        assert_eq!(std::fs::read(&file).expect("read"), compiled, "{damaged:?} was not replaced");
-    }
-}
-
-#[test]
-fn a_program_cannot_replace_the_compiled_prelude() {
-    let Some((env, dir)) = prelude_env() else { return };
-    assert_eq!(stdout_of(&env, "print(1)"), "1\n");
-    let file = the_file_ending_in(&dir, "marshal");
-    let compiled = std::fs::read(&file).expect("read");
-    let code = "from wit_world.imports import tools\nfor name, arg in [('__codeact_prelude', 'source'), ('__codeact_prelude_compiled', 'evil'), ('__codeact_prelude', 'compiled'), ('__codeact_prelude_done', '')]:\n    try:\n        tools.dispatch(name, arg)\n        print(name, 'answered')\n    except Exception as exc:\n        print(name, 'refused')\n";
-    let out = stdout_of(&env, code);
-    assert!(!out.contains("answered"), "{out}");
-    assert_eq!(out.lines().count(), 4, "{out}");
-    assert_eq!(std::fs::read(&file).expect("read"), compiled);
+fn runs_start_with_the_prelude_loaded_and_cannot_reach_it_or_later_runs() {
+    let Some(env) = wasm_env() else { return };
+    let code = "import builtins\nfrom wit_world.imports import tools\ntry:\n    tools.dispatch('__codeact_prelude', '')\n    print('answered')\nexcept Exception as exc:\n    print('refused')\nprint(hasattr(builtins, '__codeact_main'))\nbuiltins.print = None\nbuiltins.len = None\n";
+    assert_eq!(stdout_of(&env, code), "refused\nFalse\n");
+    // Every run starts from the snapshot, not from what the last one left.
+    assert_eq!(stdout_of(&env, "print(len('abc'))"), "3\n");
 }
 
 #[test]

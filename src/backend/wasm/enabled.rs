@@ -10,9 +10,10 @@
 //! calling thread. Memory is capped by a store limiter summing every linear memory.
 //!
 //! The component is compiled once into a user-only cache file keyed by wasmtime's
-//! compatibility hash and the component's SHA-256, with a record of the file's digest and
-//! metadata beside it: a file that changed since it was written is checked against its digest
-//! and recompiled when it does not match — never loaded.
+//! compatibility hash, the component's SHA-256 and the prelude's, with a record of the file's
+//! digest and metadata beside it: a file that changed since it was written is checked against
+//! its digest and recompiled when it does not match — never loaded. What is compiled is a
+//! snapshot of the component with codeact's prelude already loaded (see [`loader`]).
 
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
@@ -22,15 +23,15 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{Config, Engine, ResourceLimiter, Store};
+use wasmtime::component::{Component, HasSelf, Instance, Lift, Linker, ResourceTable, WasmList};
+use wasmtime::{Config, Engine, OptLevel, ResourceLimiter, Store};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use crate::guest::bridge::{self, Reply};
-use crate::guest::loader::Loader;
+use crate::guest::loader;
 use crate::guest::{self, Installed, write_private};
 use crate::output;
 use crate::sandbox::{Capture, Host, LimitHit, Outcome, ProgramError};
@@ -58,7 +59,12 @@ const MAX_STDERR: usize = 64 * 1024;
 // ------------------------------------------------------------------------------------ engine
 
 fn engine() -> Result<Engine> {
+    engine_with(OptLevel::Speed)
+}
+
+fn engine_with(optimisation: OptLevel) -> Result<Engine> {
     let mut config = Config::new();
+    config.cranelift_opt_level(optimisation);
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     // Deep C recursion (repr or json of deeply nested data) must reach CPython's own guard,
@@ -79,8 +85,13 @@ fn cache_file(engine: &Engine, installed: &Installed) -> Result<PathBuf> {
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let dir =
         guest::cache_dir().context("cannot tell where to cache the compiled guest: set HOME or XDG_CACHE_HOME")?;
-    let sha = &installed.manifest.wasm_sha256;
-    Ok(dir.join("wasm").join(format!("python-sandbox-{:016x}-{}.cwasm", hasher.finish(), &sha[..sha.len().min(16)])))
+    let (guest, prelude) = (&installed.manifest.wasm_sha256, loader::digest());
+    Ok(dir.join("wasm").join(format!(
+        "python-sandbox-{:016x}-{}-{}.cwasm",
+        hasher.finish(),
+        &guest[..guest.len().min(16)],
+        &prelude[..16]
+    )))
 }
 
 /// What was recorded about a cache file when it was written.
@@ -152,10 +163,114 @@ fn compile_into_cache(engine: &Engine, installed: &Installed) -> Result<PathBuf>
             guest::INSTALL_HINT
         );
     }
-    let compiled = engine.precompile_component(&wasm).map_err(|err| anyhow!("failed to compile the guest: {err}"))?;
+    let snapshot = snapshot(installed, &wasm)?;
+    let compiled =
+        engine.precompile_component(&snapshot).map_err(|err| anyhow!("failed to compile the guest: {err}"))?;
     write_private(&cache, &compiled).with_context(|| format!("failed to write {}", cache.display()))?;
     write_seal(&cache, guest::sha256_hex(&compiled)).with_context(|| format!("failed to seal {}", cache.display()))?;
     Ok(cache)
+}
+
+/// The export the snapshot's initialisation calls (with [`loader::init_code`]).
+const INIT_EXPORT: &str = "hyperlight:sandbox/executor.run";
+
+/// The guest component with the prelude loaded, as a new component: the guest runs
+/// [`loader::init_code`] and its state is snapshotted.
+fn snapshot(installed: &Installed, wasm: &[u8]) -> Result<Vec<u8>> {
+    // The instrumented component runs once, for a few milliseconds: compiling it without
+    // optimisation saves seconds.
+    let engine = &engine_with(OptLevel::None)?;
+    let mut wizer = wasmtime_wizer::Wizer::new();
+    wizer.init_func(INIT_EXPORT).keep_init_func(true);
+    let (context, instrumented) =
+        wizer.instrument_component(wasm).map_err(|err| anyhow!("failed to prepare the guest's snapshot: {err}"))?;
+    let component = Component::new(engine, &instrumented)
+        .map_err(|err| anyhow!("failed to compile the guest for its snapshot: {err}"))?;
+    let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
+    let mut state = GuestState::new(installed, &stderr, &stderr, FsPerms::ReadOnly, 1 << 30)?;
+    state.serve_prelude = true;
+    let mut store = new_store(engine, state);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    runtime.block_on(async {
+        let instance =
+            linker(engine)?.instantiate_async(&mut store, &component).await.map_err(|err| anyhow!("{err}"))?;
+        let sandbox = Sandbox::new(&mut store, &instance).map_err(|err| anyhow!("{err}"))?;
+        let init = loader::init_code();
+        let loaded = sandbox
+            .hyperlight_sandbox_executor()
+            .call_run(&mut store, &init)
+            .await
+            .map_err(|err| anyhow!("loading the prelude into the guest failed: {err:#}"))?;
+        let output = format!("{}{}{}", loaded.stdout, loaded.stderr, take(&stderr).finish().0);
+        if loaded.exit_code != 0 || !output.trim().is_empty() {
+            bail!("loading the prelude into the guest failed:\n{}", output.trim_end());
+        }
+        if !store.data().table.is_empty() {
+            bail!("the guest kept a host resource while loading the prelude; it cannot be snapshotted");
+        }
+        let mut state = Snapshotted { store: &mut store, instance, failure: None };
+        let snapshot = wizer.snapshot_component(&context, &mut state).await;
+        if let Some(err) = state.failure {
+            bail!("failed to read the guest's state for its snapshot: {err}");
+        }
+        snapshot.map_err(|err| anyhow!("failed to snapshot the guest: {err}"))
+    })
+}
+
+/// Reads an initialised guest's state through the functions the snapshot's instrumentation
+/// exports. The first failure is kept (the reads cannot return one) and fails the snapshot.
+struct Snapshotted<'a> {
+    store: &'a mut Store<GuestState>,
+    instance: Instance,
+    failure: Option<wasmtime::Error>,
+}
+
+impl Snapshotted<'_> {
+    async fn call<R: Lift + Send + Sync + 'static>(&mut self, instance: &str, func: &str) -> Option<R> {
+        let result = async {
+            let (_, exports) = self
+                .instance
+                .get_export(&mut *self.store, None, instance)
+                .ok_or_else(|| wasmtime::Error::msg(format!("no export {instance}")))?;
+            let (_, index) = self
+                .instance
+                .get_export(&mut *self.store, Some(&exports), func)
+                .ok_or_else(|| wasmtime::Error::msg(format!("no export {instance}#{func}")))?;
+            let func = self.instance.get_typed_func::<(), (R,)>(&mut *self.store, index)?;
+            Ok::<_, wasmtime::Error>(func.call_async(&mut *self.store, ()).await?.0)
+        };
+        match result.await {
+            Ok(value) => Some(value),
+            Err(err) => {
+                self.failure.get_or_insert(err);
+                None
+            }
+        }
+    }
+}
+
+impl wasmtime_wizer::ComponentInstanceState for Snapshotted<'_> {
+    async fn call_func_ret_list_u8(&mut self, instance: &str, func: &str, contents: impl FnOnce(&[u8]) + Send) {
+        if let Some(list) = self.call::<WasmList<u8>>(instance, func).await {
+            contents(list.as_le_slice(&*self.store));
+        }
+    }
+
+    async fn call_func_ret_s32(&mut self, instance: &str, func: &str) -> i32 {
+        self.call(instance, func).await.unwrap_or_default()
+    }
+
+    async fn call_func_ret_s64(&mut self, instance: &str, func: &str) -> i64 {
+        self.call(instance, func).await.unwrap_or_default()
+    }
+
+    async fn call_func_ret_f32(&mut self, instance: &str, func: &str) -> u32 {
+        self.call::<f32>(instance, func).await.unwrap_or_default().to_bits()
+    }
+
+    async fn call_func_ret_f64(&mut self, instance: &str, func: &str) -> u64 {
+        self.call::<f64>(instance, func).await.unwrap_or_default().to_bits()
+    }
 }
 
 /// The compiled component, compiling it first when the cache is missing or was changed.
@@ -165,7 +280,7 @@ fn component(engine: &Engine, installed: &Installed) -> Result<Component> {
         if cache.exists() {
             output::warning(&format!("{} changed since codeact wrote it; compiling the guest again", cache.display()));
         } else {
-            output::diagnostic("codeact: compiling the CPython guest (once; a few seconds)…");
+            output::diagnostic("codeact: compiling the CPython guest for this machine (once; under a minute)…");
         }
         compile_into_cache(engine, installed)?;
     }
@@ -270,7 +385,7 @@ fn linker(engine: &Engine) -> Result<Linker<GuestState>> {
 /// Compiles the installed standard library to bytecode inside the guest (CPython 3.14's own
 /// `compileall`, the only compiler whose `.pyc` it accepts), so that imports read bytecode
 /// instead of compiling source on every run: `pathlib` loads in about a tenth of the time.
-/// Then runs an empty program, which leaves the compiled prelude in the cache.
+/// Then runs an empty program, which checks the prelude.
 pub fn compile_stdlib(installed: &Installed) -> Result<()> {
     let Started { engine, installed, component } = Loading::spawn(Ok(installed.clone())).0?;
     let (calls, _messages) = mpsc::channel::<FromGuest>();
@@ -282,7 +397,7 @@ pub fn compile_stdlib(installed: &Installed) -> Result<()> {
             engine: &engine,
             component,
             installed: &installed,
-            loader: Loader::new(&installed, "", "[]", false),
+            main: loader::main_call("", "[]", false),
             calls,
             stdout: &stdout,
             stderr: &stderr,
@@ -329,9 +444,51 @@ struct GuestState {
     memory: MemoryCap,
     /// Taken when the run ends, which ends the host's loop serving tool calls.
     calls: Option<mpsc::Sender<FromGuest>>,
-    loader: Loader,
+    /// Only while the snapshot is made: [`loader::FETCH`] is answered with the prelude.
+    serve_prelude: bool,
     report: Option<String>,
     stop: Option<LimitHit>,
+}
+
+impl GuestState {
+    /// A guest's state: WASI with nothing but the standard library mounted, output into
+    /// `stdout` and `stderr`, `memory` bytes of linear memory, and no tool calls served yet.
+    fn new(
+        installed: &Installed,
+        stdout: &Arc<Mutex<Capture>>,
+        stderr: &Arc<Mutex<Capture>>,
+        stdlib: FsPerms,
+        memory: usize,
+    ) -> Result<Self> {
+        let mut wasi = WasiCtx::builder();
+        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        // File reads of the standard library on this thread, not a blocking pool: imports
+        // take half the time, and nothing else runs meanwhile anyway.
+        wasi.allow_blocking_current_thread(true);
+        wasi.stdout(CaptureStream(stdout.clone())).stderr(CaptureStream(stderr.clone()));
+        wasi.preopened_dir(installed.stdlib(), guest::STDLIB_GUEST_PATH, stdlib)
+            .map_err(|err| anyhow!("failed to mount the standard library: {err}"))?;
+        Ok(Self {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            deny_http: DenyHttp,
+            memory: MemoryCap { limit: memory, used: 0, refused: false },
+            calls: None,
+            serve_prelude: false,
+            report: None,
+            stop: None,
+        })
+    }
+}
+
+/// A store for one guest, its memory capped, yielding to the executor at every epoch tick.
+fn new_store(engine: &Engine, state: GuestState) -> Store<GuestState> {
+    let mut store = Store::new(engine, state);
+    store.limiter(|s| &mut s.memory);
+    store.epoch_deadline_async_yield_and_update(1);
+    store.set_epoch_deadline(1);
+    store
 }
 
 impl WasiView for GuestState {
@@ -393,8 +550,8 @@ impl hyperlight::sandbox::tools::Host for GuestState {
         name: String,
         args_json: String,
     ) -> wasmtime::Result<std::result::Result<String, String>> {
-        if let Some(answer) = self.loader.answer(&name, &args_json) {
-            return Ok(answer);
+        if self.serve_prelude && name == loader::FETCH {
+            return Ok(Ok(guest::PRELUDE.to_owned()));
         }
         if name == bridge::REPORT {
             self.report = Some(args_json);
@@ -649,7 +806,7 @@ fn execute(
     stderr: &Arc<Mutex<Capture>>,
 ) -> Result<Ended> {
     let Started { engine, installed, component } = loading.0?;
-    let loader = Loader::new(&installed, program, &bridge::tool_names_json(host), bridge::mcp_functions(host));
+    let main = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host));
     let deadline = host.ctx.deadline;
     let memory = host.limits.max_memory;
     let (calls, messages) = mpsc::channel::<FromGuest>();
@@ -660,7 +817,7 @@ fn execute(
                 engine: &engine,
                 component,
                 installed: &installed,
-                loader,
+                main,
                 calls,
                 stdout,
                 stderr,
@@ -693,7 +850,8 @@ struct GuestRun<'a> {
     /// The compiled guest, still loading.
     component: std::thread::JoinHandle<Result<Component>>,
     installed: &'a Installed,
-    loader: Loader,
+    /// The call that starts the program ([`loader::main_call`]).
+    main: String,
     calls: mpsc::Sender<FromGuest>,
     stdout: &'a Arc<Mutex<Capture>>,
     stderr: &'a Arc<Mutex<Capture>>,
@@ -703,7 +861,7 @@ struct GuestRun<'a> {
 }
 
 impl GuestRun<'_> {
-    /// Runs `setup` and then the program through the loader's bootstrap, in one guest, once
+    /// Runs `setup` and then the program (through the prelude's entry point), in one guest, once
     /// it has loaded. The wait for it extends `deadline`.
     fn run(self, setup: &str, deadline: Instant) -> Result<Ended> {
         huge_pages_for_this_threads_heap();
@@ -712,30 +870,10 @@ impl GuestRun<'_> {
     }
 
     async fn run_async(self, setup: &str, deadline: Instant) -> Result<Ended> {
-        let mut wasi = WasiCtx::builder();
-        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
-        // File reads of the standard library on this thread, not a blocking pool: imports
-        // take half the time, and nothing else runs meanwhile anyway.
-        wasi.allow_blocking_current_thread(true);
-        wasi.stdout(CaptureStream(self.stdout.clone())).stderr(CaptureStream(self.stderr.clone()));
         let perms = if self.writable_stdlib { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-        wasi.preopened_dir(self.installed.stdlib(), guest::STDLIB_GUEST_PATH, perms)
-            .map_err(|err| anyhow!("failed to mount the standard library: {err}"))?;
-        let state = GuestState {
-            wasi: wasi.build(),
-            table: ResourceTable::new(),
-            http: WasiHttpCtx::new(),
-            deny_http: DenyHttp,
-            memory: MemoryCap { limit: self.memory, used: 0, refused: false },
-            calls: Some(self.calls),
-            loader: self.loader,
-            report: None,
-            stop: None,
-        };
-        let mut store = Store::new(self.engine, state);
-        store.limiter(|s| &mut s.memory);
-        store.epoch_deadline_async_yield_and_update(1);
-        store.set_epoch_deadline(1);
+        let mut state = GuestState::new(self.installed, self.stdout, self.stderr, perms, self.memory)?;
+        state.calls = Some(self.calls);
+        let mut store = new_store(self.engine, state);
         let linker = linker(self.engine);
 
         let waiting = Instant::now();
@@ -751,13 +889,7 @@ impl GuestRun<'_> {
             let sandbox = pre.instantiate_async(&mut store).await?;
             store.set_epoch_deadline(1);
             let executor = sandbox.hyperlight_sandbox_executor();
-            let code = format!("{setup}{}", store.data().loader.bootstrap());
-            let mut result = executor.call_run(&mut store, &code).await?;
-            if let Some(retry) = store.data().loader.retry() {
-                store.set_epoch_deadline(1);
-                result = executor.call_run(&mut store, &retry).await?;
-            }
-            Ok::<_, wasmtime::Error>(result)
+            executor.call_run(&mut store, &format!("{setup}{}", self.main)).await
         };
         let result = tokio::time::timeout(remaining, call).await;
         let state = store.data_mut();
