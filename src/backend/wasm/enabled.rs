@@ -171,17 +171,16 @@ fn compile_into_cache(engine: &Engine, installed: &Installed) -> Result<PathBuf>
     Ok(cache)
 }
 
-/// The export the snapshot's initialisation calls (with [`loader::init_code`]).
-const INIT_EXPORT: &str = "hyperlight:sandbox/executor.run";
-
 /// The guest component with the prelude loaded, as a new component: the guest runs
 /// [`loader::init_code`] and its state is snapshotted.
 fn snapshot(installed: &Installed, wasm: &[u8]) -> Result<Vec<u8>> {
     // The instrumented component runs once, for a few milliseconds: compiling it without
     // optimisation saves seconds.
     let engine = &engine_with(OptLevel::None)?;
+    // The initialisation is called below, through the bindings, not by Wizer: no export is
+    // renamed or dropped from the snapshot.
     let mut wizer = wasmtime_wizer::Wizer::new();
-    wizer.init_func(INIT_EXPORT).keep_init_func(true);
+    wizer.keep_init_func(true);
     let (context, instrumented) =
         wizer.instrument_component(wasm).map_err(|err| anyhow!("failed to prepare the guest's snapshot: {err}"))?;
     let component = Component::new(engine, &instrumented)
@@ -397,15 +396,18 @@ pub fn compile_stdlib(installed: &Installed) -> Result<()> {
             engine: &engine,
             component,
             installed: &installed,
-            main: loader::main_call("", "[]", false),
+            code: format!(
+                "import compileall\ncompileall.compile_dir({:?}, quiet=1)\n{}",
+                guest::STDLIB_GUEST_PATH,
+                loader::main_call("", "[]", false)
+            ),
             calls,
             stdout: &stdout,
             stderr: &stderr,
             memory: 1 << 30,
             writable_stdlib: true,
         };
-        let setup = format!("import compileall\ncompileall.compile_dir({:?}, quiet=1)\n", guest::STDLIB_GUEST_PATH);
-        guest.run(&setup, Instant::now() + Duration::from_mins(10))
+        guest.run(Instant::now() + Duration::from_mins(10))
     })?;
     if ended.timed_out {
         bail!("compiling the standard library took more than 10 minutes");
@@ -806,7 +808,7 @@ fn execute(
     stderr: &Arc<Mutex<Capture>>,
 ) -> Result<Ended> {
     let Started { engine, installed, component } = loading.0?;
-    let main = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host));
+    let code = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host));
     let deadline = host.ctx.deadline;
     let memory = host.limits.max_memory;
     let (calls, messages) = mpsc::channel::<FromGuest>();
@@ -817,14 +819,14 @@ fn execute(
                 engine: &engine,
                 component,
                 installed: &installed,
-                main,
+                code,
                 calls,
                 stdout,
                 stderr,
                 memory,
                 writable_stdlib: false,
             };
-            let ended = guest.run("", deadline);
+            let ended = guest.run(deadline);
             drop(ticker);
             ended
         });
@@ -850,8 +852,8 @@ struct GuestRun<'a> {
     /// The compiled guest, still loading.
     component: std::thread::JoinHandle<Result<Component>>,
     installed: &'a Installed,
-    /// The call that starts the program ([`loader::main_call`]).
-    main: String,
+    /// What the guest runs: ends with the call that starts the program ([`loader::main_call`]).
+    code: String,
     calls: mpsc::Sender<FromGuest>,
     stdout: &'a Arc<Mutex<Capture>>,
     stderr: &'a Arc<Mutex<Capture>>,
@@ -861,15 +863,14 @@ struct GuestRun<'a> {
 }
 
 impl GuestRun<'_> {
-    /// Runs `setup` and then the program (through the prelude's entry point), in one guest, once
-    /// it has loaded. The wait for it extends `deadline`.
-    fn run(self, setup: &str, deadline: Instant) -> Result<Ended> {
+    /// Runs the code in one guest, once it has loaded. The wait for it extends `deadline`.
+    fn run(self, deadline: Instant) -> Result<Ended> {
         huge_pages_for_this_threads_heap();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-        runtime.block_on(self.run_async(setup, deadline))
+        runtime.block_on(self.run_async(deadline))
     }
 
-    async fn run_async(self, setup: &str, deadline: Instant) -> Result<Ended> {
+    async fn run_async(self, deadline: Instant) -> Result<Ended> {
         let perms = if self.writable_stdlib { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
         let mut state = GuestState::new(self.installed, self.stdout, self.stderr, perms, self.memory)?;
         state.calls = Some(self.calls);
@@ -889,7 +890,7 @@ impl GuestRun<'_> {
             let sandbox = pre.instantiate_async(&mut store).await?;
             store.set_epoch_deadline(1);
             let executor = sandbox.hyperlight_sandbox_executor();
-            executor.call_run(&mut store, &format!("{setup}{}", self.main)).await
+            executor.call_run(&mut store, &self.code).await
         };
         let result = tokio::time::timeout(remaining, call).await;
         let state = store.data_mut();
