@@ -1,68 +1,53 @@
 //! Flags, environment and `config.json` files resolved into one [`Config`].
 //!
 //! Precedence, highest first: flags, then `CODEACT_*` variables, then
-//! `<workspace>/.codeact/config.json`, then the user's `config.json`, then defaults. Unknown keys and wrong types are errors naming the
-//! file and the key; nothing in a config file is silently ignored.
+//! `<workspace>/.codeact/config.json`, then the user's `config.json`, then defaults. Unknown
+//! keys and wrong types are errors naming the file and the key; nothing in a config file is
+//! silently ignored.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::cli::{BackendChoice, CommonArgs, RunArgs};
-use crate::env;
-use crate::sandbox::limits::{self, Limits};
+use crate::backend::Choice;
+use crate::catalog::ToolFilter;
+use crate::hook::mode::Mode;
+use crate::limits::{self, Limits};
+use crate::tools::network::NetworkPolicy;
+use crate::{dirs, env};
 
 /// Everything a command needs to know, resolved once.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     /// The workspace root, canonical.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
+    /// The user's config directory, when there is one.
+    pub(crate) user_dir: Option<PathBuf>,
     /// The backend asked for (`auto` until a backend is selected).
-    pub backend: BackendChoice,
-    pub limits: Limits,
-    pub tools: ToolFilter,
+    pub(crate) backend: Choice,
+    pub(crate) limits: Limits,
+    pub(crate) tools: ToolFilter,
     /// The hook's enforcement mode.
-    pub mode: Mode,
-    pub network: NetworkPolicy,
+    pub(crate) mode: Mode,
+    /// In nudge mode, the consecutive read-only call that is denied.
+    pub(crate) nudge_after: u32,
+    pub(crate) network: NetworkPolicy,
 }
 
-/// Which tools are offered: an optional allow-list, then a deny-list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolFilter {
-    pub allow: Option<Vec<String>>,
-    pub deny: Vec<String>,
-}
+/// Default for `CODEACT_NUDGE_AFTER`.
+const NUDGE_AFTER: u32 = 3;
 
-impl ToolFilter {
-    /// Whether the tool `name` may be offered.
-    #[must_use]
-    pub fn allows(&self, name: &str) -> bool {
-        let allowed = self.allow.as_ref().is_none_or(|allow| allow.iter().any(|n| n == name));
-        allowed && !self.deny.iter().any(|n| n == name)
-    }
-}
-
-/// The hook's enforcement mode (used by the Copilot integration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Off,
-    Nudge,
-    Exclusive,
-}
-
-impl Mode {
-    /// Parses `off`, `nudge` or `exclusive` (any case).
-    #[must_use]
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "off" => Some(Self::Off),
-            "nudge" => Some(Self::Nudge),
-            "exclusive" => Some(Self::Exclusive),
-            _ => None,
-        }
-    }
+/// What the command line sets, above every other source.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Overrides {
+    pub(crate) backend: Option<Choice>,
+    pub(crate) workspace: Option<PathBuf>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_memory: Option<usize>,
+    pub(crate) max_output: Option<usize>,
+    pub(crate) max_tool_calls: Option<u64>,
 }
 
 /// One `config.json`, exactly as written. Every field is optional; unknown ones are errors.
@@ -71,7 +56,7 @@ impl Mode {
 struct ConfigFile {
     enabled: Option<Vec<String>>,
     disabled: Option<Vec<String>>,
-    backend: Option<BackendChoice>,
+    backend: Option<Choice>,
     limits: Option<LimitsFile>,
     network: Option<NetworkFile>,
     mode: Option<Mode>,
@@ -94,16 +79,6 @@ struct NetworkFile {
     allowed_hosts: Option<Vec<String>>,
 }
 
-/// Where `web_fetch` may connect. By default only public addresses: loopback, private,
-/// link-local, unique-local and cloud-metadata addresses are refused.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NetworkPolicy {
-    /// Allow loopback, private and link-local addresses (never cloud metadata endpoints).
-    pub allow_private: bool,
-    /// Hosts (names or addresses) allowed whatever they resolve to.
-    pub allowed_hosts: Vec<String>,
-}
-
 /// A size written as a number of bytes or a string such as `"512MiB"`.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
@@ -118,47 +93,25 @@ struct Source {
     file: ConfigFile,
 }
 
-/// The user's config directory: `$CODEACT_CONFIG_DIR`, `$XDG_CONFIG_HOME/codeact`, `~/.config/codeact`.
-#[must_use]
-pub fn user_dir() -> Option<PathBuf> {
-    env::codeact_dir(Some(env::CONFIG_DIR), "XDG_CONFIG_HOME", ".config")
-}
-
 impl Config {
-    /// Resolves the configuration for a command that runs programs.
-    pub fn for_run(args: &RunArgs) -> Result<Self> {
-        let mut config = Self::load(&args.common)?;
-        let limits = &mut config.limits;
-        if let Some(timeout) = args.timeout {
-            limits.timeout = timeout;
-        }
-        if let Some(bytes) = args.max_memory {
-            limits.max_memory = bytes;
-        }
-        if let Some(bytes) = args.max_output {
-            limits.max_output = bytes;
-        }
-        if let Some(calls) = args.max_tool_calls {
-            limits.max_tool_calls = calls;
-        }
-        Ok(config)
-    }
-
-    /// Resolves the configuration shared by every workspace command.
-    pub fn load(common: &CommonArgs) -> Result<Self> {
-        let workspace = resolve_workspace(common.workspace.as_deref())?;
+    /// Resolves the configuration: files, then the environment, then `overrides`.
+    pub(crate) fn load(overrides: &Overrides) -> Result<Self> {
+        let workspace = resolve_workspace(overrides.workspace.as_deref())?;
+        let user_dir = dirs::config();
         let mut sources = Vec::new();
-        if let Some(dir) = user_dir() {
+        if let Some(dir) = &user_dir {
             sources.extend(read_source(&dir.join("config.json"))?);
         }
         sources.extend(read_source(&workspace.join(".codeact").join("config.json"))?);
         // Later sources win: user, then project, then environment, then flags.
         let mut config = Self {
             workspace,
-            backend: BackendChoice::Auto,
+            user_dir,
+            backend: Choice::Auto,
             limits: Limits::default(),
             tools: ToolFilter::default(),
             mode: Mode::Off,
+            nudge_after: NUDGE_AFTER,
             network: NetworkPolicy::default(),
         };
         for source in &sources {
@@ -175,10 +128,35 @@ impl Config {
                 InvalidConfig(format!("{}={mode:?} is not a mode (off, nudge, exclusive)", env::MODE))
             })?;
         }
-        if let Some(backend) = common.backend {
-            config.backend = backend;
+        if let Some(backend) = env::var(env::BACKEND) {
+            config.backend = <Choice as clap::ValueEnum>::from_str(&backend, true).map_err(|_| {
+                InvalidConfig(format!("{}={backend:?} is not a backend (auto, monty, wasm)", env::BACKEND))
+            })?;
         }
+        if let Some(after) = env::var(env::NUDGE_AFTER) {
+            config.nudge_after = after.parse().ok().filter(|n| *n > 0).unwrap_or(NUDGE_AFTER);
+        }
+        config.apply_overrides(overrides);
         Ok(config)
+    }
+
+    fn apply_overrides(&mut self, overrides: &Overrides) {
+        if let Some(backend) = overrides.backend {
+            self.backend = backend;
+        }
+        let limits = &mut self.limits;
+        if let Some(timeout) = overrides.timeout {
+            limits.timeout = timeout;
+        }
+        if let Some(bytes) = overrides.max_memory {
+            limits.max_memory = bytes;
+        }
+        if let Some(bytes) = overrides.max_output {
+            limits.max_output = bytes;
+        }
+        if let Some(calls) = overrides.max_tool_calls {
+            limits.max_tool_calls = calls;
+        }
     }
 
     fn apply(&mut self, source: &Source) -> Result<()> {
@@ -254,7 +232,7 @@ fn read_source(path: &Path) -> Result<Option<Source>> {
 }
 
 /// Checks the text of a `config.json`: `Err` names the key and the position.
-pub fn check_text(text: &str) -> Result<(), String> {
+pub(crate) fn check_text(text: &str) -> Result<(), String> {
     parse_config(text).map(|_| ())
 }
 
@@ -280,7 +258,7 @@ fn invalid(path: &str, key: &str, message: &str) -> anyhow::Error {
 /// Marks config errors so the error printer picks exit code 4.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct InvalidConfig(pub String);
+pub(crate) struct InvalidConfig(pub(crate) String);
 
 #[cfg(test)]
 mod tests {
@@ -288,13 +266,13 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_named() {
-        let err = parse_config(r#"{"limits": {"timeot": 3}}"#).err().unwrap_or_default();
+        let err = parse_config(r#"{"limits": {"timeot": 3}}"#).unwrap_err();
         assert!(err.starts_with("key `limits.timeot`: unknown field `timeot`"), "{err}");
     }
 
     #[test]
     fn wrong_types_are_named() {
-        let err = parse_config(r#"{"enabled": "view"}"#).err().unwrap_or_default();
+        let err = parse_config(r#"{"enabled": "view"}"#).unwrap_err();
         assert!(err.starts_with("key `enabled`: invalid type: string \"view\""), "{err}");
     }
 
@@ -305,13 +283,5 @@ mod tests {
             file,
             Ok(ConfigFile { limits: Some(LimitsFile { max_memory: Some(SizeValue::Text(_)), .. }), .. })
         ));
-    }
-
-    #[test]
-    fn deny_list_beats_allow_list() {
-        let filter = ToolFilter { allow: Some(vec!["view".into(), "bash".into()]), deny: vec!["bash".into()] };
-        assert!(filter.allows("view"));
-        assert!(!filter.allows("bash"));
-        assert!(!filter.allows("grep"));
     }
 }

@@ -3,18 +3,18 @@
 use std::process::ExitCode;
 
 /// The program ran and finished without an uncaught exception.
-pub const SUCCESS: u8 = 0;
+pub(crate) const SUCCESS: u8 = 0;
 /// The program raised an exception or hit a limit.
-pub const PROGRAM_FAILED: u8 = 1;
+pub(crate) const PROGRAM_FAILED: u8 = 1;
 /// The command line was wrong (clap's own code).
-pub const USAGE: u8 = 2;
+pub(crate) const USAGE: u8 = 2;
 /// The chosen backend cannot run on this machine.
-pub const BACKEND_UNAVAILABLE: u8 = 3;
+pub(crate) const BACKEND_UNAVAILABLE: u8 = 3;
 /// A configuration or tool file is invalid.
-pub const INVALID_CONFIG: u8 = 4;
+pub(crate) const INVALID_CONFIG: u8 = 4;
 
 /// Converts one of the codes above into the process exit code.
 #[must_use]
-pub fn code(value: u8) -> ExitCode {
+pub(crate) fn code(value: u8) -> ExitCode {
     ExitCode::from(value)
 }

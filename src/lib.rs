@@ -2,23 +2,38 @@
 //! bash, sql, …) as functions inside a sandbox, and prints only what the program prints.
 //!
 //! [`run`] is the whole command line: it parses arguments, dispatches to one command in
-//! [`commands`], and turns any error into one message on stderr and an exit code.
+//! `commands`, and turns any error into one message on stderr and an exit code.
+//!
+//! The modules are layers, each using only those listed before it (`scripts/check-layers`
+//! holds the tree to that): the leaves (`env`, `exit`, `limits`, `dirs`, `hint`, `digest`,
+//! `atomic`, `copilot`); `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`; the
+//! `sandbox` that serves tool calls; the CPython `guest`; the `backend`s; `config`; and on top
+//! `render`, `output`, `cli` and the `commands`.
+//!
+//! The public surface is what the integration tests and benchmarks use: [`run`],
+//! [`env::ALL`] and [`plugin_files`].
 
-pub mod backend;
-pub mod cli;
-pub mod commands;
-pub mod config;
-pub mod copilot;
+mod atomic;
+mod backend;
+mod catalog;
+mod cli;
+mod commands;
+mod config;
+mod copilot;
+mod digest;
+mod dirs;
 pub mod env;
-pub mod exit;
-pub mod guest;
-pub mod hook;
-pub mod mcp;
-pub mod output;
-pub mod render;
-pub mod sandbox;
-pub mod tools;
-pub mod usertools;
+mod exit;
+mod guest;
+mod hint;
+mod hook;
+mod limits;
+mod mcp;
+mod output;
+mod render;
+mod sandbox;
+mod tools;
+mod usertools;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -28,12 +43,16 @@ use clap::{CommandFactory, Parser};
 use crate::cli::{Cli, Command};
 
 /// `codeact --version`: this version and the Monty version compiled in.
-pub const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (monty ", "0.0.23", ")");
+const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (monty ", "0.0.23", ")");
 
 /// The command line was wrong in a way clap cannot see (exit 2).
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+#[error("{message}")]
+struct UsageError {
+    message: String,
+    #[source]
+    hint: Option<hint::Hint>,
+}
 
 /// Runs codeact with these arguments and returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -71,6 +90,30 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             exit::code(exit_code_for(&err))
         }
     }
+}
+
+/// The texts the Copilot CLI plugin ships, generated from the built-in tools (no workspace, no
+/// MCP servers, no GitHub access): the agent file, which runs `codeact` and whose marker names
+/// `regenerate`, and the reference of the Monty usage skill, which runs `skill_binary`.
+pub fn plugin_files(regenerate: &str, skill_binary: &str) -> anyhow::Result<(String, String)> {
+    let filter = catalog::ToolFilter::default();
+    let sources = catalog::Sources {
+        workspace: None,
+        user_config: None,
+        copilot_home: None,
+        filter: &filter,
+        github: false,
+        node: || false,
+    };
+    let built = catalog::build(&sources, catalog::Discovery::Offline);
+    let limits = limits::DEFAULT;
+    let reference = |binary| render::Reference {
+        backend: backend::Backend::Monty,
+        catalog: &built.catalog,
+        limits: &limits,
+        binary,
+    };
+    Ok((reference("codeact").agent_file(regenerate)?, reference(skill_binary).reference()?))
 }
 
 /// The exit code an error means.

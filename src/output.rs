@@ -7,24 +7,28 @@
 
 use std::io::{self, IsTerminal, Write};
 
+use anyhow::Context as _;
+
+use crate::hint;
+
 /// Writes data to stdout. A closed pipe is ignored; other failures are returned.
-pub fn data(bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn data(bytes: &[u8]) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
+        other => other.context("failed to write to stdout"),
     }
 }
 
 /// Writes a JSON value to stdout, followed by a newline.
-pub fn json(value: &serde_json::Value) -> io::Result<()> {
-    let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+pub(crate) fn json(value: &serde_json::Value) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(value).context("failed to write JSON")?;
     text.push('\n');
     data(text.as_bytes())
 }
 
 /// Writes text to stderr as it is (program stderr, tracebacks).
-pub fn diagnostic(text: &str) {
+pub(crate) fn diagnostic(text: &str) {
     let mut err = io::stderr().lock();
     // Nothing useful can be done when stderr itself is gone.
     let _ = err.write_all(text.as_bytes());
@@ -34,22 +38,14 @@ pub fn diagnostic(text: &str) {
 }
 
 /// Prints `warning: …` on stderr.
-pub fn warning(message: &str) {
+pub(crate) fn warning(message: &str) {
     eprintln!("{}: {message}", paint("warning", "33"));
 }
 
 /// Prints an error and its chain of causes in the house style:
-/// `error: failed to read `x`: No such file or directory`, then an optional `hint:` line.
-pub fn error(err: &anyhow::Error) {
-    let mut message = err.to_string();
-    for cause in err.chain().skip(1) {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-    }
-    let (message, hint) = match message.split_once("\nhint: ") {
-        Some((message, hint)) => (message.to_owned(), Some(hint.to_owned())),
-        None => (message, None),
-    };
+/// `error: failed to read `x`: No such file or directory`, then its `hint:` line, if any.
+pub(crate) fn error(err: &anyhow::Error) {
+    let (message, hint) = hint::split(err);
     eprintln!("{}: {message}", paint("error", "31"));
     if let Some(hint) = hint {
         eprintln!("{}: {hint}", paint("hint", "36"));
@@ -62,15 +58,33 @@ fn paint(label: &str, colour: &str) -> String {
     if wanted { format!("\x1b[1;{colour}m{label}\x1b[0m") } else { label.to_owned() }
 }
 
-/// A progress bar for `len` bytes on stderr, shown only when stderr is a terminal.
-#[must_use]
-pub fn progress_bar(len: u64, label: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
-    {
-        bar.set_style(style.progress_chars("=> "));
+/// Downloads shown as progress bars on stderr (drawn only when stderr is a terminal).
+#[derive(Debug, Default)]
+pub(crate) struct ProgressBars {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl crate::guest::install::Progress for ProgressBars {
+    fn start(&mut self, label: &str, len: u64) {
+        let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(label.to_owned());
+        self.bar = Some(bar);
     }
-    bar.set_message(label.to_owned());
-    bar
+
+    fn advance(&mut self, bytes: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(bytes);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
 }

@@ -2,34 +2,34 @@
 //! values: a template that names a missing variable fails to render instead of printing nothing.
 //!
 //! Every model-facing text — `codeact instructions`, the session-start context, the installed
-//! instructions and agent files — renders `reference.md.j2` from the same tool registry.
+//! instructions and agent files, the plugin's generated files — renders `reference.md.j2` from
+//! the same tool catalogue.
 
 use anyhow::{Context, Result};
 use minijinja::{Environment, UndefinedBehavior, Value, context};
 use serde::Serialize;
 
 use crate::backend::Backend;
+use crate::catalog::Catalog;
 use crate::copilot::MARKER_PREFIX;
-use crate::sandbox::Limits;
-use crate::sandbox::limits::{format_seconds, format_size};
-use crate::tools::Registry;
+use crate::limits::{Limits, format_seconds, format_size};
 
 const TEMPLATES: &[(&str, &str)] = &[
     ("reference.md.j2", include_str!("../templates/reference.md.j2")),
+    ("python-monty.md.j2", include_str!("../templates/python-monty.md.j2")),
+    ("python-wasm.md.j2", include_str!("../templates/python-wasm.md.j2")),
     ("codeact.instructions.md.j2", include_str!("../templates/codeact.instructions.md.j2")),
     ("codeact.agent.md.j2", include_str!("../templates/codeact.agent.md.j2")),
 ];
 
 /// What the reference needs to know.
 #[derive(Debug, Clone, Copy)]
-pub struct Reference<'a> {
-    pub backend: Backend,
-    pub registry: &'a Registry,
-    pub limits: &'a Limits,
+pub(crate) struct Reference<'a> {
+    pub(crate) backend: Backend,
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) limits: &'a Limits,
     /// How the model invokes codeact: an absolute path, `codeact`, or a launcher command.
-    pub binary: &'a str,
-    /// MCP servers that answered, with their tools' function-name suffixes.
-    pub mcp: &'a [crate::mcp::ServerTools],
+    pub(crate) binary: &'a str,
 }
 
 /// A tool as the templates see it.
@@ -55,45 +55,35 @@ fn environment() -> Result<Environment<'static>> {
 impl Reference<'_> {
     /// The command line that runs a program on this backend (without the here-document).
     #[must_use]
-    pub fn command(&self) -> String {
+    pub(crate) fn command(&self) -> String {
         format!("{} run --backend {}", self.binary, self.backend.name())
     }
 
     fn context(&self, marker: &str) -> Value {
         let tools: Vec<ToolView> = self
-            .registry
+            .catalog
             .tools()
-            .iter()
-            .map(|t| ToolView {
-                name: t.name.to_owned(),
-                signature: t.short_signature(),
-                description: t.description.to_owned(),
-                returns: t.returns.to_owned(),
-                risk: t.risk,
+            .map(|tool| {
+                let described = tool.describe();
+                ToolView {
+                    name: described.name.to_owned(),
+                    signature: described.short_signature,
+                    description: described.description.to_owned(),
+                    returns: described.returns.to_owned(),
+                    risk: described.risk,
+                }
             })
-            .chain(self.registry.user_tools().iter().map(|t| ToolView {
-                name: t.tool.name.clone(),
-                signature: t.signature(),
-                description: t.tool.description.clone(),
-                returns: "Any".to_owned(),
-                risk: None,
-            }))
-            .chain(self.registry.dropins().iter().map(|(name, description)| ToolView {
-                name: name.clone(),
-                signature: format!("{name}(**arguments) -> Any"),
-                description: description.clone(),
-                returns: "Any".to_owned(),
-                risk: None,
-            }))
             .collect();
-        let notes = self.backend.python_notes();
-        let mcp: Vec<Value> =
-            self.mcp.iter().map(|(name, functions)| context! { name => name, functions => functions }).collect();
+        let mcp: Vec<Value> = self
+            .catalog
+            .servers()
+            .into_iter()
+            .map(|(name, functions)| context! { name => name, functions => functions })
+            .collect();
         context! {
             command => self.command(),
             tools => tools,
-            backend_title => notes.title,
-            python_notes => notes.text,
+            backend => self.backend.name(),
             max_output => self.limits.max_output,
             timeout => format_seconds(self.limits.timeout),
             max_memory => format_size(self.limits.max_memory),
@@ -111,17 +101,17 @@ impl Reference<'_> {
     }
 
     /// The Markdown reference a model reads (`codeact instructions`, session-start context).
-    pub fn reference(&self) -> Result<String> {
+    pub(crate) fn reference(&self) -> Result<String> {
         self.render("reference.md.j2", "")
     }
 
     /// The always-on instructions file, with its marker naming `regenerate`.
-    pub fn instructions_file(&self, regenerate: &str) -> Result<String> {
+    pub(crate) fn instructions_file(&self, regenerate: &str) -> Result<String> {
         self.render("codeact.instructions.md.j2", &marker(regenerate))
     }
 
     /// The custom agent restricted to `bash`, with its marker naming `regenerate`.
-    pub fn agent_file(&self, regenerate: &str) -> Result<String> {
+    pub(crate) fn agent_file(&self, regenerate: &str) -> Result<String> {
         self.render("codeact.agent.md.j2", &marker(regenerate))
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 
 use crate::backend;
@@ -10,14 +10,14 @@ use crate::cli::JsonArgs;
 use crate::exit;
 use crate::output;
 
-pub fn run(args: &JsonArgs) -> Result<u8> {
+pub(crate) fn run(args: &JsonArgs) -> Result<u8> {
     let statuses = backend::statuses();
-    let picked = statuses.iter().find(|s| s.available).map_or("none", |s| s.backend);
+    let picked = statuses.iter().find(|s| s.available).map_or("none", |s| s.backend.name());
     if args.json {
-        output::json(&json!({"auto": picked, "backends": statuses})).context("failed to write to stdout")?;
+        output::json(&json!({"auto": picked, "backends": statuses}))?;
         return Ok(exit::SUCCESS);
     }
-    let skipped: Vec<&str> = statuses.iter().take_while(|s| !s.available).map(|s| s.backend).collect();
+    let skipped: Vec<&str> = statuses.iter().take_while(|s| !s.available).map(|s| s.backend.name()).collect();
     let mut text = format!("auto picks {picked}");
     if !skipped.is_empty() {
         let _ = write!(text, " ({} unavailable)", skipped.join(" and "));
@@ -25,8 +25,8 @@ pub fn run(args: &JsonArgs) -> Result<u8> {
     text.push('\n');
     for status in &statuses {
         let mark = if status.available { "yes" } else { "no" };
-        let _ = writeln!(text, "  {:<11} {mark:<4} {}", status.backend, status.reason);
+        let _ = writeln!(text, "  {:<11} {mark:<4} {}", status.backend.name(), status.reason);
     }
-    output::data(text.as_bytes()).context("failed to write to stdout")?;
+    output::data(text.as_bytes())?;
     Ok(exit::SUCCESS)
 }

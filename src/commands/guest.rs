@@ -10,9 +10,9 @@ use crate::backend::wasm;
 use crate::cli::{GuestCommand, GuestInstallArgs, JsonArgs};
 use crate::exit;
 use crate::guest::{self, GUEST_WHEEL, STDLIB_WHEEL};
-use crate::output;
+use crate::output::{self, ProgressBars};
 
-pub fn run(command: &GuestCommand) -> Result<u8> {
+pub(crate) fn run(command: &GuestCommand) -> Result<u8> {
     match command {
         GuestCommand::Install(args) => install(args),
         GuestCommand::Status(args) => status(args),
@@ -20,7 +20,8 @@ pub fn run(command: &GuestCommand) -> Result<u8> {
 }
 
 fn install(args: &GuestInstallArgs) -> Result<u8> {
-    let dir = guest::guest_dir().context("cannot tell where to install the guest: set HOME or XDG_DATA_HOME")?;
+    let dir =
+        guest::manifest::guest_dir().context("cannot tell where to install the guest: set HOME or XDG_DATA_HOME")?;
     let source = if args.from.is_empty() { "PyPI" } else { "local files" };
     output::diagnostic(&format!(
         "installing CPython {} guest ({} {}, standard library from {} {}) from {source}",
@@ -30,16 +31,16 @@ fn install(args: &GuestInstallArgs) -> Result<u8> {
         STDLIB_WHEEL.project,
         STDLIB_WHEEL.version
     ));
-    let installed = guest::install::install(&dir, &args.from)?;
+    let installed = guest::install::install(&dir, &args.from, &mut ProgressBars::default())?;
     output::diagnostic(&format!(
-        "unpacked into {} ({} standard library files)",
+        "unpacked into `{}` ({} standard library files)",
         installed.dir.display(),
         installed.manifest.stdlib_files
     ));
     let started = Instant::now();
     output::diagnostic("loading the prelude into the component and compiling it for this machine…");
     let cache = wasm::precompile(&installed)?;
-    output::diagnostic(&format!("compiled in {:.1} s into {}", started.elapsed().as_secs_f64(), cache.display()));
+    output::diagnostic(&format!("compiled in {:.1} s into `{}`", started.elapsed().as_secs_f64(), cache.display()));
     let started = Instant::now();
     output::diagnostic("compiling the standard library to bytecode…");
     wasm::compile_stdlib(&installed)?;
@@ -62,7 +63,7 @@ fn status(args: &JsonArgs) -> Result<u8> {
                 json!({"installed": false, "reason": missing.to_string(), "compiled_in": wasm::COMPILED_IN})
             }
         };
-        output::json(&value).context("failed to write to stdout")?;
+        output::json(&value)?;
         return Ok(exit::SUCCESS);
     }
     let mut text = String::new();
@@ -86,6 +87,6 @@ fn status(args: &JsonArgs) -> Result<u8> {
             "not compiled into this build".to_owned()
         }
     );
-    output::data(text.as_bytes()).context("failed to write to stdout")?;
+    output::data(text.as_bytes())?;
     Ok(exit::SUCCESS)
 }

@@ -10,32 +10,28 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::instructions::current_binary;
+use super::common;
 use crate::backend;
-use crate::cli::{BackendChoice, CommonArgs, HookEvent};
-use crate::config::{Config, Mode};
+use crate::catalog::Discovery;
+use crate::cli::HookEvent;
+use crate::config::{Config, Overrides};
 use crate::copilot;
 use crate::env;
 use crate::exit;
+use crate::hook::mode::Mode;
 use crate::hook::payload::{self, MAX_PAYLOAD};
 use crate::hook::policy::{self, Decision};
 use crate::hook::state::{self, StateDir};
 use crate::output;
 use crate::render::Reference;
-use crate::tools::Registry;
 
-/// Default for `CODEACT_NUDGE_AFTER`.
-const NUDGE_AFTER: u32 = 3;
-
-pub fn run(event: HookEvent) -> Result<u8> {
+pub(crate) fn run(event: HookEvent) -> Result<u8> {
     let outcome = read_stdin().and_then(|input| match event {
         HookEvent::PreToolUse => pre_tool_use(&input),
         HookEvent::SessionStart => session_start(&input),
     });
     match outcome {
-        Ok(Some(reply)) => {
-            output::data(format!("{reply}\n").as_bytes()).context("failed to write to stdout")?;
-        }
+        Ok(Some(reply)) => output::data(format!("{reply}\n").as_bytes())?,
         Ok(None) => {}
         Err(err) => output::diagnostic(&format!("codeact hook: {err:#} (allowing)")),
     }
@@ -59,11 +55,11 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
     if config.mode == Mode::Off {
         return Ok(None);
     }
-    let binary = current_binary();
+    let binary = common::current_binary();
     let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
     let command = format!("{binary} run --backend {}", backend.name());
     let class = policy::classify(&call, |word| is_codeact_program(word, &binary));
-    let nudge_after = env::var(env::NUDGE_AFTER).and_then(|n| n.parse().ok()).filter(|n| *n > 0).unwrap_or(NUDGE_AFTER);
+    let nudge_after = config.nudge_after;
     let state = match (&call.session_id, config.mode) {
         (Some(session), Mode::Nudge) => {
             let dir = state::default_dir().context("no place for hook state: set XDG_RUNTIME_DIR or HOME")?;
@@ -98,26 +94,25 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     }
     let config = load_config(Some(&cwd.to_string_lossy()))?;
     let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
-    let registry = Registry::new(&config.tools);
-    let binary = current_binary();
-    // MCP servers are not started here: the hook must answer within its few seconds.
-    let text =
-        Reference { backend, registry: &registry, limits: &config.limits, binary: &binary, mcp: &[] }.reference()?;
+    // Nothing is started here (the hook must answer within its few seconds), and what is left
+    // out is not reported: a hook's stderr is not the user's.
+    let built = common::catalog(&config, common::github().as_ref(), Discovery::Offline, true);
+    let binary = common::current_binary();
+    let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
     Ok(Some(json!({"additionalContext": text})))
 }
 
 /// The session's project directory: the payload's `cwd`, else `$COPILOT_PROJECT_DIR`, else ours.
 fn project_dir(cwd: Option<&str>) -> PathBuf {
     cwd.map(PathBuf::from)
-        .or_else(|| env::var("COPILOT_PROJECT_DIR").map(PathBuf::from))
+        .or_else(|| env::var(env::COPILOT_PROJECT_DIR).map(PathBuf::from))
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
 fn load_config(cwd: Option<&str>) -> Result<Config> {
     let workspace = project_dir(cwd);
-    let backend = env::var(env::BACKEND).and_then(|b| <BackendChoice as clap::ValueEnum>::from_str(&b, true).ok());
-    Config::load(&CommonArgs { backend, workspace: Some(workspace) })
+    Config::load(&Overrides { workspace: Some(workspace), ..Overrides::default() })
 }
 
 /// Whether a command's program word runs codeact: its file name is `codeact` (the binary or

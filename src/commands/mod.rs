@@ -1,11 +1,12 @@
-//! One module per subcommand.
+//! One module per subcommand, and what they share.
 
-pub mod check;
-pub mod detect;
-pub mod discover;
-pub mod guest;
-pub mod hook;
-pub mod install;
-pub mod instructions;
-pub mod preflight;
-pub mod run;
+pub(crate) mod check;
+mod common;
+pub(crate) mod detect;
+pub(crate) mod discover;
+pub(crate) mod guest;
+pub(crate) mod hook;
+pub(crate) mod install;
+pub(crate) mod instructions;
+pub(crate) mod preflight;
+pub(crate) mod run;

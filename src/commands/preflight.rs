@@ -3,30 +3,30 @@
 
 use std::fmt::Write as _;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 
+use super::common;
 use crate::backend::{self, Check};
 use crate::cli::PreflightArgs;
-use crate::config::Config;
 use crate::exit;
 use crate::output;
 
-pub fn run(args: &PreflightArgs) -> Result<u8> {
-    let config = Config::load(&args.common)?;
-    let (name, checks) = backend::preflight(config.backend);
+pub(crate) fn run(args: &PreflightArgs) -> Result<u8> {
+    let config = common::config(&args.common)?;
+    let (choice, checks) = backend::preflight(config.backend);
     let ok = checks.iter().all(|c| c.ok);
     if args.json {
-        output::json(&json!({"backend": name, "ok": ok, "checks": checks})).context("failed to write to stdout")?;
+        output::json(&json!({"backend": choice.name(), "ok": ok, "checks": checks}))?;
     } else {
-        output::data(report(name, &checks).as_bytes()).context("failed to write to stdout")?;
+        output::data(report(choice.name(), &checks).as_bytes())?;
     }
     Ok(if ok { exit::SUCCESS } else { exit::BACKEND_UNAVAILABLE })
 }
 
 /// The text report: one line per check, a `fix:` line under each failure.
 #[must_use]
-pub fn report(name: &str, checks: &[Check]) -> String {
+pub(crate) fn report(name: &str, checks: &[Check]) -> String {
     let mut text = format!("preflight for backend {name}:\n");
     for check in checks {
         let mark = if check.ok { "ok" } else { "FAIL" };

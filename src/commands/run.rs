@@ -5,43 +5,52 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use super::common;
 use crate::UsageError;
 use crate::backend;
+use crate::catalog::Discovery;
 use crate::cli::RunArgs;
-use crate::config::Config;
 use crate::exit;
-use crate::mcp::Mcp;
+use crate::hint::Hint;
 use crate::output;
-use crate::sandbox::{Capture, Host, Outcome};
+use crate::sandbox::{Capture, GuestCache, Host, Outcome, Parts};
+use crate::tools::ToolContext;
 use crate::tools::workspace::Workspace;
-use crate::tools::{Registry, ToolContext};
-use crate::usertools::load::load_reporting;
-use crate::usertools::pyworker;
 
-pub fn run(args: &RunArgs) -> Result<u8> {
-    let config = Config::for_run(args)?;
-    let backend = backend::select(config.backend)?.start();
+pub(crate) fn run(args: &RunArgs) -> Result<u8> {
+    let config = common::run_config(args)?;
+    let backend = backend::select(config.backend)?;
+    let prepared = backend.prepare();
     let program = read_program(args)?;
+    // The loader looks at the cache first thing (for a changed file, that means hashing it):
+    // none of it is the program's time.
+    match prepared.guest_cache() {
+        Some((GuestCache::Compiled, _)) => {
+            output::diagnostic("codeact: compiling the CPython guest for this machine (once; under a minute)…");
+        }
+        Some((GuestCache::Recompiled, path)) => {
+            output::warning(&format!("`{path}` changed since codeact wrote it; compiling the guest again"));
+        }
+        Some((GuestCache::Hit, _)) | None => {}
+    }
     let started = Instant::now();
     let workspace = Workspace::open(&config.workspace)
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
-    let mut ctx = ToolContext::new(workspace, started + config.limits.timeout);
-    ctx.mcp = Mcp::load(&config.workspace);
-    ctx.network = config.network.clone();
-    ctx.dropin_files = pyworker::files(&config.workspace);
-    let dropins = ctx
-        .dropin_files
-        .iter()
-        .filter_map(|p| p.file_stem())
-        .map(|s| (s.to_string_lossy().into_owned(), String::new()))
-        .collect();
-    let registry = Registry::with_mcp(&config.tools, !ctx.mcp.is_empty())
-        .with_user_tools(&config.tools, load_reporting(&config.workspace))
-        .with_dropins(&config.tools, dropins);
-    let mut host = Host::new(registry, ctx, config.limits, started);
-    let outcome = backend.run(&program, &mut host);
+    let github = common::github();
+    let built = common::catalog(&config, github.as_ref(), Discovery::Offline, false);
+    let ctx = ToolContext::new(workspace, started + config.limits.timeout, config.network.clone(), github);
+    let mut host = Host::new(Parts {
+        catalog: built.catalog,
+        ctx,
+        mcp: built.mcp,
+        dropins: built.dropins,
+        limits: config.limits,
+        started,
+        python: backend.python_runner(),
+    });
+    let outcome = prepared.run(&program, &mut host);
     if args.json {
-        output::json(&outcome.to_json(config.limits.max_output)).context("failed to write to stdout")?;
+        output::json(&outcome.to_json(config.limits.max_output))?;
     } else {
         report_text(&outcome, config.limits.max_output)?;
     }
@@ -50,27 +59,27 @@ pub fn run(args: &RunArgs) -> Result<u8> {
 
 /// The program text from `--code`, `--file`, or stdin.
 fn read_program(args: &RunArgs) -> Result<String> {
+    let usage = |message: String| UsageError { message, hint: None };
     if let Some(code) = &args.code {
         return Ok(code.clone());
     }
     if let Some(path) = &args.file {
-        let bytes = std::fs::read(path)
-            .map_err(|err| UsageError(format!("failed to read program `{}`: {err}", path.display())))?;
+        let bytes =
+            std::fs::read(path).map_err(|err| usage(format!("failed to read program `{}`: {err}", path.display())))?;
         return String::from_utf8(bytes)
-            .map_err(|_| UsageError(format!("program `{}` is not UTF-8 text", path.display())).into());
+            .map_err(|_| usage(format!("program `{}` is not UTF-8 text", path.display())).into());
     }
     let stdin = std::io::stdin();
     if args.stdin.is_none() && stdin.is_terminal() {
-        return Err(UsageError(
-            "no program given: pass --code CODE, --file PATH, or the program on stdin\n\
-             hint: codeact run <<'PY'\nprint(glob(pattern=\"**/*.py\"))\nPY"
-                .into(),
-        )
+        return Err(UsageError {
+            message: "no program given: pass --code CODE, --file PATH, or the program on stdin".into(),
+            hint: Some(Hint::new("codeact run <<'PY'\nprint(glob(pattern=\"**/*.py\"))\nPY")),
+        }
         .into());
     }
     let mut bytes = Vec::new();
     stdin.lock().read_to_end(&mut bytes).context("failed to read the program from stdin")?;
-    String::from_utf8(bytes).map_err(|_| UsageError("the program on stdin is not UTF-8 text".into()).into())
+    String::from_utf8(bytes).map_err(|_| usage("the program on stdin is not UTF-8 text".into()).into())
 }
 
 /// Text mode: stdout, the result's repr on its own line, then the program's stderr and any
@@ -83,7 +92,7 @@ fn report_text(outcome: &Outcome, max_output: usize) -> Result<()> {
         out.push_str(&capture.finish().0);
         out.push('\n');
     }
-    output::data(out.as_bytes()).context("failed to write to stdout")?;
+    output::data(out.as_bytes())?;
     if !outcome.stderr.is_empty() {
         output::diagnostic(&outcome.stderr);
     }

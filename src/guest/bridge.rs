@@ -10,11 +10,11 @@ use crate::tools::Value;
 
 /// The name the prelude reports the program's end under (never a tool: names with leading
 /// underscores are reserved).
-pub const REPORT: &str = "__codeact_report";
+pub(crate) const REPORT: &str = "__codeact_report";
 
 /// The answer to one call from the guest.
 #[derive(Debug)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// The tool's result as JSON.
     Return(String),
     /// `Type: message`, raised in the guest.
@@ -24,7 +24,7 @@ pub enum Reply {
 }
 
 /// Calls tool `name` with the JSON-encoded arguments.
-pub fn dispatch(host: &mut Host, name: &str, args_json: &str) -> Reply {
+pub(crate) fn dispatch(host: &mut Host, name: &str, args_json: &str) -> Reply {
     let (positional, keywords) = match decode_args(args_json) {
         Ok(args) => args,
         Err(message) => return Reply::Raise(format!("TypeError: {name}(): {message}")),
@@ -58,35 +58,35 @@ fn decode_args(args_json: &str) -> Result<Arguments, String> {
 
 /// What the prelude reports when the program ends.
 #[derive(Debug, serde::Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// `repr()` of the last expression's value, when it was not `None`.
     #[serde(default)]
-    pub repr: Option<String>,
+    pub(crate) repr: Option<String>,
     /// The value as JSON (tuples and sets as lists, big ints as strings, …).
     #[serde(default)]
-    pub value: Option<Json>,
+    pub(crate) value: Option<Json>,
     /// The uncaught exception.
     #[serde(default)]
-    pub error: Option<ReportedError>,
+    pub(crate) error: Option<ReportedError>,
 }
 
 #[derive(Debug, serde::Deserialize)]
-pub struct ReportedError {
+pub(crate) struct ReportedError {
     #[serde(rename = "type")]
-    pub kind: String,
-    pub message: String,
-    pub line: Option<u32>,
-    pub traceback: String,
+    pub(crate) kind: String,
+    pub(crate) message: String,
+    pub(crate) line: Option<u32>,
+    pub(crate) traceback: String,
 }
 
 /// The tool names the prelude defines functions for, as a JSON list.
 #[must_use]
-pub fn tool_names_json(host: &Host) -> String {
-    serde_json::to_string(&host.registry.name_list()).unwrap_or_else(|_| "[]".to_owned())
+pub(crate) fn tool_names_json(host: &Host) -> String {
+    serde_json::to_string(&host.catalog().names()).unwrap_or_else(|_| "[]".to_owned())
 }
 
 /// Whether MCP `server__tool` functions may be called (the prelude resolves them on use).
 #[must_use]
-pub fn mcp_functions(host: &Host) -> bool {
-    host.registry.get("mcp_call").is_some()
+pub(crate) fn mcp_functions(host: &Host) -> bool {
+    host.catalog().offers_mcp()
 }

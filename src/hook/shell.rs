@@ -5,7 +5,7 @@
 
 /// A lexed token.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Token {
+pub(crate) enum Token {
     /// A word with its quotes removed; `quoted` when any part was quoted.
     Word { text: String, quoted: bool },
     /// `|`, `||`, `&&`, `;`, `&`, newline.
@@ -19,7 +19,7 @@ pub enum Token {
 /// Splits a command line into tokens. Returns `None` for unterminated quotes, command
 /// substitution, or anything else that could hide a second command.
 #[must_use]
-pub fn lex(input: &str) -> Option<Vec<Token>> {
+pub(crate) fn lex(input: &str) -> Option<Vec<Token>> {
     let chars: Vec<char> = input.chars().collect();
     let mut tokens = Vec::new();
     let mut heredocs: Vec<(String, bool)> = Vec::new();
@@ -177,24 +177,24 @@ fn read_word(chars: &[char], start: usize) -> Option<((String, bool), usize)> {
 
 /// One simple command: its words, its redirections, and the separator after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SimpleCommand {
-    pub words: Vec<String>,
-    pub redirects: Vec<Redirect>,
-    pub separator: Option<&'static str>,
+pub(crate) struct SimpleCommand {
+    pub(crate) words: Vec<String>,
+    pub(crate) redirects: Vec<Redirect>,
+    pub(crate) separator: Option<&'static str>,
 }
 
 /// A redirection: `2>&1` is `{ fd: Some(2), op: ">&", target: "1" }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
-    pub fd: Option<u32>,
-    pub op: &'static str,
-    pub target: String,
+pub(crate) struct Redirect {
+    pub(crate) fd: Option<u32>,
+    pub(crate) op: &'static str,
+    pub(crate) target: String,
 }
 
 /// The simple commands of a command line. `None` when the line has constructs this module
 /// does not follow (subshells, groups, substitutions, unterminated quotes).
 #[must_use]
-pub fn parse(line: &str) -> Option<Vec<SimpleCommand>> {
+pub(crate) fn parse(line: &str) -> Option<Vec<SimpleCommand>> {
     let tokens = lex(line)?;
     let mut out = Vec::new();
     let mut current = SimpleCommand { words: Vec::new(), redirects: Vec::new(), separator: None };
@@ -255,7 +255,7 @@ fn skip_cd(commands: &[SimpleCommand]) -> &[SimpleCommand] {
 /// Whether `line` is exactly one codeact run: after `cd … &&`, assignments and `exec`, the
 /// program is codeact (per `is_codeact`) running `run`, `--code` or `--file`, with nothing
 /// chained after it and only stdin redirected (a here-document, say) or stderr merged.
-pub fn is_codeact_run(line: &str, is_codeact: impl Fn(&str) -> bool) -> bool {
+pub(crate) fn is_codeact_run(line: &str, is_codeact: impl Fn(&str) -> bool) -> bool {
     let Some(commands) = parse(line) else { return false };
     let [command] = skip_cd(&commands) else { return false };
     if !matches!(command.separator, None | Some("\n")) {
@@ -287,7 +287,7 @@ const READ_ONLY: &[&str] =
 /// `-n` and without `-i`; `find` without `-exec`, `-delete` and friends; `rg` without `--pre`),
 /// joined by pipes or sequenced, with no output redirected anywhere but `/dev/null`.
 #[must_use]
-pub fn is_read_only(line: &str) -> bool {
+pub(crate) fn is_read_only(line: &str) -> bool {
     let Some(commands) = parse(line) else { return false };
     !commands.is_empty()
         && commands.iter().all(|command| {

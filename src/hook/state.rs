@@ -3,41 +3,32 @@
 //! session id (a session id can never name a path), contents are parsed strictly as a number,
 //! and updates are atomic (temp file + rename). Nothing lives in world-writable `/tmp`.
 
-use std::fmt::Write as _;
 use std::fs::{self, DirBuilder, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use sha2::{Digest, Sha256};
-
-use crate::env;
+use crate::{atomic, digest, dirs};
 
 /// Files older than this are removed at session start.
 const STALE_AFTER: Duration = Duration::from_hours(7 * 24);
 
 /// The private directory holding session files.
 #[derive(Debug)]
-pub struct StateDir {
+pub(crate) struct StateDir {
     path: PathBuf,
 }
 
-/// Where state lives: `$COPILOT_PLUGIN_DATA`, else `$XDG_RUNTIME_DIR/codeact`, else the user
-/// cache dir (`$XDG_CACHE_HOME/codeact` or `~/.cache/codeact`); always in `hook-state/`.
+/// Where state lives: `hook-state/` in the private runtime directory ([`dirs::runtime`]).
 #[must_use]
-pub fn default_dir() -> Option<PathBuf> {
-    let base = env::var("COPILOT_PLUGIN_DATA")
-        .map(PathBuf::from)
-        .or_else(|| env::var("XDG_RUNTIME_DIR").map(|d| PathBuf::from(d).join("codeact")))
-        .or_else(|| env::var("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("codeact")))
-        .or_else(|| env::var("HOME").map(|h| PathBuf::from(h).join(".cache").join("codeact")))?;
-    Some(base.join("hook-state"))
+pub(crate) fn default_dir() -> Option<PathBuf> {
+    dirs::runtime().map(|base| base.join("hook-state"))
 }
 
 impl StateDir {
     /// Opens (creating) the directory and makes sure it is a private directory of this user.
-    pub fn open(path: &Path) -> io::Result<Self> {
+    pub(crate) fn open(path: &Path) -> io::Result<Self> {
         DirBuilder::new().recursive(true).mode(0o700).create(path)?;
         let meta = fs::symlink_metadata(path)?;
         if !meta.is_dir() {
@@ -53,17 +44,13 @@ impl StateDir {
     }
 
     fn file(&self, session: &str) -> PathBuf {
-        let digest = Sha256::digest(session.as_bytes());
-        let name = digest.iter().take(16).fold(String::with_capacity(32), |mut name, byte| {
-            let _ = write!(name, "{byte:02x}");
-            name
-        });
+        let name = digest::hex(&digest::sha256(session.as_bytes())[..16]);
         self.path.join(format!("{name}.count"))
     }
 
     /// The stored count; 0 when there is none or it is not a plain number.
     #[must_use]
-    pub fn read(&self, session: &str) -> u32 {
+    pub(crate) fn read(&self, session: &str) -> u32 {
         let Ok(file) = OpenOptions::new().read(true).custom_flags(nofollow()).open(self.file(session)) else {
             return 0;
         };
@@ -75,21 +62,12 @@ impl StateDir {
     }
 
     /// Stores `count` atomically.
-    pub fn write(&self, session: &str, count: u32) -> io::Result<()> {
-        let target = self.file(session);
-        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let temp = self.path.join(format!(".{}.{nanos}.tmp", std::process::id()));
-        let mut file =
-            OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(nofollow()).open(&temp)?;
-        let written = file.write_all(count.to_string().as_bytes()).and_then(|()| fs::rename(&temp, &target));
-        if written.is_err() {
-            let _ = fs::remove_file(&temp);
-        }
-        written
+    pub(crate) fn write(&self, session: &str, count: u32) -> io::Result<()> {
+        atomic::write(&self.file(session), count.to_string().as_bytes(), atomic::Access::Scratch)
     }
 
     /// Removes session files not touched for a week.
-    pub fn prune(&self) {
+    pub(crate) fn prune(&self) {
         let Ok(entries) = fs::read_dir(&self.path) else { return };
         let now = SystemTime::now();
         for entry in entries.flatten() {
@@ -123,10 +101,10 @@ mod tests {
 
     #[test]
     fn counts_round_trip_per_session() {
-        let temp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let dir = StateDir::open(&temp.path().join("state")).unwrap_or_else(|e| panic!("{e}"));
+        let temp = tempfile::tempdir().unwrap();
+        let dir = StateDir::open(&temp.path().join("state")).unwrap();
         assert_eq!(dir.read("a"), 0);
-        dir.write("a", 2).unwrap_or_else(|e| panic!("{e}"));
+        dir.write("a", 2).unwrap();
         assert_eq!(dir.read("a"), 2);
         assert_eq!(dir.read("b"), 0);
         let mode = fs::metadata(temp.path().join("state")).map_or(0, |m| m.mode() & 0o777);

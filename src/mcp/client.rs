@@ -30,8 +30,8 @@ const MAX_STDERR: usize = 16 * 1024;
 
 type Service = RunningService<RoleClient, ()>;
 
-/// A server's name and its tools' function-name suffixes.
-pub type ServerTools = (String, Vec<String>);
+/// A server that answered, with its tools: `{"name", "description", "input_schema"}` each.
+pub(crate) type Listed = (String, Vec<Value>);
 
 /// An open connection.
 struct Connection {
@@ -41,7 +41,7 @@ struct Connection {
 }
 
 /// The run's MCP servers and their connections.
-pub struct Mcp {
+pub(crate) struct Mcp {
     workspace: std::path::PathBuf,
     servers: Vec<Server>,
     problems: Vec<Problem>,
@@ -63,8 +63,8 @@ impl std::fmt::Debug for Mcp {
 impl Mcp {
     /// The servers configured for `workspace`.
     #[must_use]
-    pub fn load(workspace: &Path) -> Self {
-        let (servers, problems) = super::config::load(workspace, &|name| std::env::var(name).ok());
+    pub(crate) fn load(workspace: &Path, copilot_home: Option<&Path>) -> Self {
+        let (servers, problems) = super::config::load(workspace, copilot_home, &|name| std::env::var(name).ok());
         Self {
             workspace: workspace.to_path_buf(),
             servers,
@@ -77,7 +77,7 @@ impl Mcp {
 
     /// No servers at all.
     #[must_use]
-    pub fn none() -> Self {
+    pub(crate) fn none() -> Self {
         Self {
             workspace: std::path::PathBuf::new(),
             servers: Vec::new(),
@@ -89,18 +89,8 @@ impl Mcp {
     }
 
     #[must_use]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.servers.is_empty()
-    }
-
-    #[must_use]
-    pub fn servers(&self) -> &[Server] {
-        &self.servers
-    }
-
-    #[must_use]
-    pub fn problems(&self) -> &[Problem] {
-        &self.problems
     }
 
     fn server(&self, name: &str) -> Result<&Server, ToolError> {
@@ -111,7 +101,7 @@ impl Mcp {
     }
 
     /// The tools of `server`: `{"name", "description", "input_schema"}` each.
-    pub fn tools(&mut self, server: &str, deadline: Instant) -> Result<Vec<Value>, ToolError> {
+    pub(crate) fn tools(&mut self, server: &str, deadline: Instant) -> Result<Vec<Value>, ToolError> {
         let timeout = self.timeout(server, deadline)?;
         self.connect(server, deadline)?;
         let runtime = self.runtime.as_ref().ok_or_else(|| ToolError::runtime("the MCP runtime is gone"))?;
@@ -148,7 +138,7 @@ impl Mcp {
 
     /// Calls `tool` on `server`. Structured content comes back as it is, else the joined text;
     /// a result marked `isError` raises with the server's message.
-    pub fn call(
+    pub(crate) fn call(
         &mut self,
         server: &str,
         tool: &str,
@@ -242,32 +232,33 @@ impl Mcp {
         }
     }
 
-    /// Every server with its tools' function-name suffixes (`get-sum` → `get_sum`), and every
-    /// server that could not be reached or configured, with why. Used to advertise only what
-    /// works.
-    pub fn catalog(&mut self, deadline: Instant) -> (Vec<ServerTools>, Vec<(String, String)>) {
+    /// Every server with its tools, and every server that could not be reached or configured,
+    /// with why. Used to advertise only what works.
+    pub(crate) fn catalog(&mut self, deadline: Instant) -> (Vec<Listed>, Vec<(String, String)>) {
         let mut listed = Vec::new();
         let mut failed: Vec<(String, String)> =
             self.problems.iter().map(|p| (p.name.clone(), format!("{}: {}", p.source.display(), p.message))).collect();
         let names: Vec<String> = self.servers.iter().map(|s| s.name.clone()).collect();
         for name in names {
             match self.tools(&name, deadline) {
-                Ok(tools) => {
-                    let functions = tools
-                        .iter()
-                        .filter_map(|t| t["name"].as_str())
-                        .map(|tool| function_name("", tool).trim_start_matches("__").to_owned())
-                        .collect();
-                    listed.push((name, functions));
-                }
+                Ok(tools) => listed.push((name, tools)),
                 Err(err) => failed.push((name, err.message)),
             }
         }
         (listed, failed)
     }
 
+    /// The configured server whose functions are named `<prefix>__…` for the function `name`.
+    #[must_use]
+    pub(crate) fn server_of(&self, name: &str) -> Option<String> {
+        self.servers
+            .iter()
+            .map(|s| s.name.clone())
+            .find(|server| name.starts_with(&format!("{}__", function_name(server, "").trim_end_matches("__"))))
+    }
+
     /// Closes every connection and reaps every child.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         let Some(runtime) = self.runtime.take() else { return };
         let connections: Vec<Connection> = self.open.drain().map(|(_, c)| c).collect();
         runtime.block_on(async {
@@ -378,7 +369,7 @@ fn timed_out(server: &str, what: &str, timeout: Duration) -> ToolError {
 
 /// `server__tool` with every character that is not a letter, digit or `_` replaced by `_`.
 #[must_use]
-pub fn function_name(server: &str, tool: &str) -> String {
+pub(crate) fn function_name(server: &str, tool: &str) -> String {
     let clean =
         |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect::<String>();
     format!("{}__{}", clean(server), clean(tool))

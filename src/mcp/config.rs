@@ -11,14 +11,12 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::copilot;
-
 /// Per-call timeout when a server does not set `timeout`.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_mins(1);
+pub(crate) const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_mins(1);
 
 /// How to reach one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     /// A child process speaking MCP on stdin/stdout.
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
     /// Streamable HTTP.
@@ -27,42 +25,46 @@ pub enum Transport {
 
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Server {
-    pub name: String,
-    pub transport: Transport,
+pub(crate) struct Server {
+    pub(crate) name: String,
+    pub(crate) transport: Transport,
     /// Longest one call may take (it is also cut to the run's remaining time).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Where it was configured.
-    pub source: PathBuf,
+    pub(crate) source: PathBuf,
 }
 
 /// A server entry that could not be understood, reported instead of used.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub name: String,
-    pub source: PathBuf,
-    pub message: String,
+pub(crate) struct Problem {
+    pub(crate) name: String,
+    pub(crate) source: PathBuf,
+    pub(crate) message: String,
 }
 
 /// The config files, highest precedence first.
 #[must_use]
-pub fn sources(workspace: &Path) -> Vec<PathBuf> {
+pub(crate) fn sources(workspace: &Path, copilot_home: Option<&Path>) -> Vec<PathBuf> {
     let mut paths = vec![
         workspace.join(".mcp.json"),
         workspace.join(".vscode").join("mcp.json"),
         workspace.join(".github").join("copilot").join("mcp.json"),
     ];
-    if let Some(home) = copilot::copilot_home() {
+    if let Some(home) = copilot_home {
         paths.push(home.join("mcp-config.json"));
     }
     paths
 }
 
 /// Reads every source; `lookup` resolves environment variables.
-pub fn load(workspace: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> (Vec<Server>, Vec<Problem>) {
+pub(crate) fn load(
+    workspace: &Path,
+    copilot_home: Option<&Path>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> (Vec<Server>, Vec<Problem>) {
     let mut servers: Vec<Server> = Vec::new();
     let mut problems = Vec::new();
-    for path in sources(workspace) {
+    for path in sources(workspace, copilot_home) {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         let parsed: Value = match serde_json::from_str(&text) {
             Ok(value) => value,
@@ -155,7 +157,7 @@ fn map_strings(
 /// Expands `${env:NAME}`, `${NAME}` and `$NAME`. An unset `${env:NAME}` is an error naming it
 /// (never a value: no secret is echoed); an unset `$NAME` or `${NAME}` stays as written, so
 /// shell text such as `sh -c 'echo $$'` passes through.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {
@@ -206,20 +208,20 @@ mod tests {
 
     #[test]
     fn earlier_sources_win_and_both_spellings_are_read() {
-        let temp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let temp = tempfile::tempdir().unwrap();
         let ws = temp.path();
         std::fs::write(
             ws.join(".mcp.json"),
             r#"{"mcpServers": {"a": {"command": "one", "args": ["--token", "${env:TOKEN}"]}}}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(ws.join(".vscode")).unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+        std::fs::create_dir_all(ws.join(".vscode")).unwrap();
         std::fs::write(
             ws.join(".vscode/mcp.json"),
             r#"{"servers": {"a": {"command": "two"}, "b": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer $TOKEN"}}, "c": {"type": "sse", "url": "x"}}}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let (servers, problems) = load(ws, &env);
+        .unwrap();
+        let (servers, problems) = load(ws, None, &env);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         assert!(

@@ -1,7 +1,7 @@
 //! MCP servers as Python functions: configuration from the usual files, and connections
 //! opened lazily for one run.
 
-pub mod client;
-pub mod config;
+pub(crate) mod client;
+pub(crate) mod config;
 
-pub use client::{Mcp, ServerTools, function_name};
+pub(crate) use client::{Mcp, function_name};

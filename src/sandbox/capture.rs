@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 /// Captured stdout within a byte budget.
 #[derive(Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
     limit: usize,
     /// The first `limit` bytes.
     head: String,
@@ -17,12 +17,12 @@ pub struct Capture {
 
 impl Capture {
     #[must_use]
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Self { limit, head: String::new(), tail: String::new(), total: 0 }
     }
 
     /// Appends printed text.
-    pub fn push(&mut self, text: &str) {
+    pub(crate) fn push(&mut self, text: &str) {
         self.total += text.len();
         if self.head.len() < self.limit {
             let room = self.limit - self.head.len();
@@ -40,15 +40,9 @@ impl Capture {
         }
     }
 
-    /// Bytes printed so far.
-    #[must_use]
-    pub fn total(&self) -> usize {
-        self.total
-    }
-
     /// The kept output and whether anything was elided.
     #[must_use]
-    pub fn finish(self) -> (String, bool) {
+    pub(crate) fn finish(self) -> (String, bool) {
         if self.total <= self.limit {
             return (self.head, false);
         }
@@ -87,7 +81,7 @@ fn ceil_boundary(text: &str, index: usize) -> usize {
 
 /// Keeps the end of a long text (a traceback's end matters most), marking what was cut.
 #[must_use]
-pub fn keep_tail(text: &str, limit: usize) -> String {
+pub(crate) fn keep_tail(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_owned();
     }

@@ -1,38 +1,45 @@
-//! [`Host`]: what a backend calls when a program calls a tool. It owns the registry and the
-//! tool context, counts calls, and enforces the wall-clock deadline and the tool-call budget —
-//! the limits a backend's interpreter cannot see for itself.
+//! [`Host`]: what a backend calls when a program calls a tool. It owns the catalogue, the tool
+//! context, the run's MCP connections and drop-in worker, counts calls, and enforces the
+//! wall-clock deadline and the tool-call budget — the limits a backend's interpreter cannot
+//! see for itself. Every call, whatever its kind, is bound once and dispatched by one `match`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::limits::{Limits, format_seconds, format_size};
-use crate::tools::{ErrorKind, Registry, ToolContext, ToolError, Value, mcp};
+use crate::catalog::{Catalog, McpFunction, Tool};
+use crate::limits::{Limits, format_seconds, format_size};
+use crate::mcp::Mcp;
+use crate::tools::args::{self, Args};
+use crate::tools::{ErrorKind, ToolContext, ToolError, Value};
 use crate::usertools::call;
+use crate::usertools::dropin::{self, DropIns};
+use crate::usertools::load::UserTool;
 use crate::usertools::markdown::Language;
-use crate::usertools::pyworker::{self, Worker};
 
-/// The host side of one run.
-#[derive(Debug)]
-pub struct Host {
-    pub registry: Registry,
-    pub ctx: ToolContext,
-    pub limits: Limits,
-    pub started: Instant,
-    pub tool_calls: u64,
-    /// Runs a Python user tool inside the sandbox; set by a backend that can.
-    pub python: Option<PythonRunner>,
-    /// How deep user tools are calling user tools.
-    nesting: usize,
-}
-
-/// Runs the Python code of the user tool named by the first argument on an input dict.
-pub type PythonRunner = fn(&str, &str, Value, &mut Host) -> Result<Value, ToolError>;
+/// Runs the Python code of the user tool named by the first argument on an input dict, inside
+/// the sandbox with this host serving its tool calls. The backend chooses it.
+pub(crate) type PythonRunner = fn(&str, &str, Value, &mut Host) -> Result<Value, ToolError>;
 
 /// User tools calling user tools stop here.
 const MAX_NESTING: usize = 8;
 
+/// The host side of one run.
+#[derive(Debug)]
+pub(crate) struct Host {
+    catalog: Catalog,
+    ctx: ToolContext,
+    mcp: Mcp,
+    dropins: DropIns,
+    limits: Limits,
+    started: Instant,
+    tool_calls: u64,
+    python: PythonRunner,
+    /// How deep user tools are calling user tools.
+    nesting: usize,
+}
+
 /// What became of one call from the program.
 #[derive(Debug)]
-pub enum Dispatch {
+pub(crate) enum Dispatch {
     /// The tool returned a value.
     Return(Value),
     /// The tool raised; the program may catch it.
@@ -43,43 +50,186 @@ pub enum Dispatch {
 
 /// A run limit that ended the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LimitHit {
+pub(crate) enum LimitHit {
     Time,
     Memory,
     ToolCalls,
 }
 
+/// What a host is made of.
+#[derive(Debug)]
+pub(crate) struct Parts {
+    pub(crate) catalog: Catalog,
+    pub(crate) ctx: ToolContext,
+    pub(crate) mcp: Mcp,
+    pub(crate) dropins: DropIns,
+    pub(crate) limits: Limits,
+    /// When the run started.
+    pub(crate) started: Instant,
+    pub(crate) python: PythonRunner,
+}
+
 impl Host {
     #[must_use]
-    pub fn new(registry: Registry, ctx: ToolContext, limits: Limits, started: Instant) -> Self {
-        Self { registry, ctx, limits, started, tool_calls: 0, python: None, nesting: 0 }
+    pub(crate) fn new(parts: Parts) -> Self {
+        let Parts { catalog, ctx, mcp, dropins, limits, started, python } = parts;
+        Self { catalog, ctx, mcp, dropins, limits, started, tool_calls: 0, python, nesting: 0 }
+    }
+
+    #[must_use]
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    #[must_use]
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The tool context, for a backend that serves the program's own file reads.
+    #[must_use]
+    pub(crate) fn context(&self) -> &ToolContext {
+        &self.ctx
+    }
+
+    /// When the run's wall-clock limit ends.
+    #[must_use]
+    pub(crate) fn deadline(&self) -> Instant {
+        self.ctx.deadline
+    }
+
+    /// Moves the deadline on by `by`: time spent before the program could start (loading a
+    /// backend) is not the program's.
+    #[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
+    pub(crate) fn extend_deadline(&mut self, by: Duration) {
+        self.ctx.deadline += by;
+    }
+
+    /// How long the run has taken so far.
+    #[must_use]
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    #[must_use]
+    pub(crate) fn tool_calls(&self) -> u64 {
+        self.tool_calls
+    }
+
+    /// What the tools left for the program's stderr, leaving nothing.
+    pub(crate) fn take_warnings(&mut self) -> String {
+        self.ctx.take_warnings()
+    }
+
+    /// Adds a line to the program's stderr.
+    pub(crate) fn warn(&mut self, message: &str) {
+        self.ctx.warn(message);
     }
 
     /// Whether the wall-clock deadline has passed.
     #[must_use]
-    pub fn past_deadline(&self) -> bool {
+    pub(crate) fn past_deadline(&self) -> bool {
         Instant::now() >= self.ctx.deadline
     }
 
+    /// Whether `name` is an offered tool (for bare references such as `f = view`).
+    #[must_use]
+    pub(crate) fn has_tool(&self, name: &str) -> bool {
+        self.catalog.get(name).is_some()
+    }
+
+    /// The `NameError` for a name that is neither defined nor an offered tool.
+    #[must_use]
+    pub(crate) fn unknown_name(&self, name: &str) -> ToolError {
+        self.catalog.unknown_name(name)
+    }
+
     /// Calls the tool `name`. Unknown and disabled names raise `NameError` listing the tools.
-    pub fn call(&mut self, name: &str, positional: Vec<Value>, keywords: Vec<(String, Value)>) -> Dispatch {
+    pub(crate) fn call(&mut self, name: &str, positional: Vec<Value>, keywords: Vec<(String, Value)>) -> Dispatch {
         if self.past_deadline() {
             return Dispatch::Stop(LimitHit::Time);
         }
-        let Some(spec) = self.registry.get(name) else {
-            if self.registry.user_tool(name).is_some() {
-                return self.user_tool(name, positional, keywords);
-            }
-            if self.registry.is_dropin(name) {
-                return self.dropin(name, &positional, keywords);
-            }
-            return self.mcp_function(name, &positional, keywords);
+        let tool = match self.catalog.get(name) {
+            Some(tool) => tool.clone(),
+            None => match self.resolve_mcp_function(name) {
+                Ok(tool) => tool,
+                Err(err) => return Dispatch::Raise(err),
+            },
         };
         if let Err(hit) = self.count_call() {
             return Dispatch::Stop(hit);
         }
-        let result = self.registry.call(&mut self.ctx, spec, positional, keywords);
+        let result = args::bind(&tool.signature(), positional, keywords).and_then(|args| self.run(&tool, args));
         self.settle(result)
+    }
+
+    /// Runs a bound call.
+    fn run(&mut self, tool: &Tool, args: Args<'_>) -> Result<Value, ToolError> {
+        match tool {
+            Tool::Builtin(builtin) => (builtin.handler)(&mut self.ctx, &args),
+            Tool::Markdown(tool) => self.markdown(tool, args.passed()),
+            Tool::DropIn(dropin) => {
+                let timeout = dropin::CALL_TIMEOUT.min(self.ctx.remaining());
+                self.dropins.call(&dropin.name, &args.passed(), timeout)
+            }
+            Tool::Mcp(function) => {
+                let deadline = self.ctx.deadline;
+                match function.as_ref() {
+                    McpFunction::Call => {
+                        let arguments = keywords(&args)?;
+                        self.mcp
+                            .call(args.str("server")?, args.str("tool")?, arguments, deadline)
+                            .map(|json| Value::from_json(&json))
+                    }
+                    McpFunction::List => self
+                        .mcp
+                        .tools(args.str("server")?, deadline)
+                        .map(|tools| Value::List(tools.iter().map(Value::from_json).collect())),
+                    McpFunction::Tool { server, tool, .. } => {
+                        self.mcp.call(server, tool, keywords(&args)?, deadline).map(|json| Value::from_json(&json))
+                    }
+                }
+            }
+        }
+    }
+
+    /// A Markdown tool: Python inside the sandbox, anything else on the host.
+    fn markdown(&mut self, tool: &UserTool, input: Value) -> Result<Value, ToolError> {
+        let name = &tool.tool.name;
+        if tool.tool.language != Language::Python {
+            return call::run_on_host(tool, &input, self.ctx.workspace.root(), self.ctx.remaining());
+        }
+        if self.nesting >= MAX_NESTING {
+            return Err(ToolError::runtime(format!("{name}() nests user tools more than {MAX_NESTING} deep")));
+        }
+        self.nesting += 1;
+        let result = (self.python)(name, &tool.tool.code, input, self);
+        self.nesting -= 1;
+        result
+    }
+
+    /// The `<server>__<tool>` function `name` of a configured MCP server, connecting to the
+    /// server and adding its tools to the catalogue; or the `NameError` for `name`.
+    fn resolve_mcp_function(&mut self, name: &str) -> Result<Tool, ToolError> {
+        let unknown = || self.catalog.unknown_name(name);
+        if !name.contains("__") || !self.catalog.offers_mcp() {
+            return Err(unknown());
+        }
+        let Some(server) = self.mcp.server_of(name) else { return Err(unknown()) };
+        let tools = self.mcp.tools(&server, self.ctx.deadline)?;
+        self.catalog.add_server(&server, &tools);
+        if let Some(tool) = self.catalog.get(name) {
+            return Ok(tool.clone());
+        }
+        let offered: Vec<String> = tools
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .map(|tool| crate::mcp::function_name(&server, tool))
+            .collect();
+        Err(ToolError::new(
+            ErrorKind::Name,
+            format!("name '{name}' is not defined (MCP server '{server}' offers: {})", offered.join(", ")),
+        ))
     }
 
     /// What a tool's result means for the program: a value, a catchable exception, or — for a
@@ -93,7 +243,7 @@ impl Host {
     }
 
     /// Counts one call against the budget; a call past it is refused and not counted.
-    pub fn count_call(&mut self) -> Result<(), LimitHit> {
+    pub(crate) fn count_call(&mut self) -> Result<(), LimitHit> {
         if self.tool_calls >= self.limits.max_tool_calls {
             return Err(LimitHit::ToolCalls);
         }
@@ -101,133 +251,33 @@ impl Host {
         Ok(())
     }
 
-    /// A tool from the user's Markdown tool files.
-    fn user_tool(&mut self, name: &str, positional: Vec<Value>, keywords: Vec<(String, Value)>) -> Dispatch {
-        let Some(tool) = self.registry.user_tool(name).cloned() else {
-            return Dispatch::Raise(self.unknown_name(name));
-        };
-        if let Err(hit) = self.count_call() {
-            return Dispatch::Stop(hit);
-        }
-        let input = match call::bind(&tool, positional, keywords) {
-            Ok(input) => input,
-            Err(err) => return Dispatch::Raise(err),
-        };
-        let result = match (tool.tool.language, self.python) {
-            (Language::Python, Some(runner)) => {
-                if self.nesting >= MAX_NESTING {
-                    return Dispatch::Raise(ToolError::runtime(format!(
-                        "{name}() nests user tools more than {MAX_NESTING} deep"
-                    )));
-                }
-                self.nesting += 1;
-                let result = runner(&tool.tool.name, &tool.tool.code, input, self);
-                self.nesting -= 1;
-                result
-            }
-            (Language::Python, None) => Err(ToolError::runtime(format!("{name}() needs a Python backend"))),
-            _ => call::run_on_host(&self.ctx, &tool, &input),
-        };
-        self.settle(result)
-    }
-
-    /// A Python drop-in, run by the run's one worker (started on first use).
-    fn dropin(&mut self, name: &str, positional: &[Value], keywords: Vec<(String, Value)>) -> Dispatch {
-        if !positional.is_empty() {
-            return Dispatch::Raise(ToolError::type_error(format!("{name}() takes keyword arguments only")));
-        }
-        if let Err(hit) = self.count_call() {
-            return Dispatch::Stop(hit);
-        }
-        if self.ctx.dropin_worker.is_none() {
-            match Worker::start(&self.ctx.dropin_files, self.ctx.workspace.root()) {
-                Ok(worker) => {
-                    self.ctx.dropin_worker = Some(worker);
-                    self.ctx.dropin_workers_started += 1;
-                }
-                Err(err) => return Dispatch::Raise(err),
-            }
-        }
-        let timeout = pyworker::CALL_TIMEOUT.min(self.ctx.remaining());
-        let args = Value::Dict(keywords.into_iter().map(|(k, v)| (Value::Str(k), v)).collect());
-        let Some(worker) = self.ctx.dropin_worker.as_mut() else {
-            return Dispatch::Raise(ToolError::runtime("no Python worker"));
-        };
-        match worker.call(name, &args, timeout) {
-            Ok(value) => Dispatch::Return(value),
-            Err(err) => {
-                if err.kind == ErrorKind::Timeout {
-                    // A worker stuck in a call is killed and reaped; the next call starts another.
-                    self.ctx.dropin_worker = None;
-                    if self.past_deadline() {
-                        return Dispatch::Stop(LimitHit::Time);
-                    }
-                }
-                Dispatch::Raise(err)
-            }
-        }
-    }
-
-    /// A `server__tool` function of an MCP server, or a `NameError`.
-    fn mcp_function(&mut self, name: &str, positional: &[Value], keywords: Vec<(String, Value)>) -> Dispatch {
-        if !name.contains("__") || self.registry.get("mcp_call").is_none() {
-            return Dispatch::Raise(self.unknown_name(name));
-        }
-        let (server, tool) = match mcp::resolve_function(&mut self.ctx, name) {
-            None => return Dispatch::Raise(self.unknown_name(name)),
-            Some(Err(err)) => return Dispatch::Raise(err),
-            Some(Ok(found)) => found,
-        };
-        if !positional.is_empty() {
-            return Dispatch::Raise(ToolError::type_error(format!("{name}() takes keyword arguments only")));
-        }
-        if let Err(hit) = self.count_call() {
-            return Dispatch::Stop(hit);
-        }
-        let arguments = Value::Dict(keywords.into_iter().map(|(k, v)| (Value::Str(k), v)).collect());
-        let result = mcp::call_tool(&mut self.ctx, &server, &tool, &arguments);
-        self.settle(result)
-    }
-
-    /// Whether `name` is an offered tool (for bare references such as `f = view`).
+    /// The error that ends a run at a limit, naming its value and the flag that raises it.
     #[must_use]
-    pub fn has_tool(&self, name: &str) -> bool {
-        self.registry.get(name).is_some()
-    }
-
-    /// The `NameError` for a name that is neither defined nor an offered tool.
-    #[must_use]
-    pub fn unknown_name(&self, name: &str) -> ToolError {
-        let available = self.registry.names();
-        let message = if self.registry.is_disabled(name) {
-            format!(
-                "name '{name}' is not defined: the tool '{name}' is disabled by configuration (available tools: {available})"
-            )
-        } else {
-            format!("name '{name}' is not defined (available tools: {available})")
-        };
-        ToolError::new(ErrorKind::Name, message)
-    }
-
-    /// The exception type and message for a limit, naming its value and the flag that raises it.
-    #[must_use]
-    pub fn limit_message(&self, hit: LimitHit) -> (&'static str, String) {
+    pub(crate) fn limit_error(&self, hit: LimitHit) -> ToolError {
         match hit {
-            LimitHit::Time => (
-                "TimeoutError",
+            LimitHit::Time => ToolError::new(
+                ErrorKind::Timeout,
                 format!("time limit of {} exceeded (raise it with --timeout)", format_seconds(self.limits.timeout)),
             ),
-            LimitHit::Memory => (
-                "MemoryError",
+            LimitHit::Memory => ToolError::new(
+                ErrorKind::Memory,
                 format!(
                     "memory limit of {} exceeded (raise it with --max-memory)",
                     format_size(self.limits.max_memory)
                 ),
             ),
-            LimitHit::ToolCalls => (
-                "RuntimeError",
-                format!("tool-call limit of {} reached (raise it with --max-tool-calls)", self.limits.max_tool_calls),
-            ),
+            LimitHit::ToolCalls => ToolError::runtime(format!(
+                "tool-call limit of {} reached (raise it with --max-tool-calls)",
+                self.limits.max_tool_calls
+            )),
         }
+    }
+}
+
+/// The keywords an MCP tool is called with: what the call's `**arguments` took.
+fn keywords(args: &Args<'_>) -> Result<serde_json::Map<String, serde_json::Value>, ToolError> {
+    match args.extra().to_json() {
+        serde_json::Value::Object(map) => Ok(map),
+        _ => Err(ToolError::type_error("MCP tool arguments must be keywords")),
     }
 }

@@ -1,12 +1,10 @@
-//! Backend-neutral run machinery: limits, the output budget, the host that serves tool calls,
-//! and the outcome of a run.
+//! Backend-neutral run machinery: the output budget, the host that serves tool calls, and the
+//! outcome of a run.
 
-pub mod capture;
-pub mod host;
-pub mod limits;
-pub mod outcome;
+pub(crate) mod capture;
+pub(crate) mod host;
+pub(crate) mod outcome;
 
-pub use capture::Capture;
-pub use host::{Dispatch, Host, LimitHit, PythonRunner};
-pub use limits::Limits;
-pub use outcome::{Outcome, ProgramError};
+pub(crate) use capture::Capture;
+pub(crate) use host::{Dispatch, Host, LimitHit, Parts, PythonRunner};
+pub(crate) use outcome::{GuestCache, Outcome, ProgramError};

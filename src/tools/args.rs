@@ -1,30 +1,36 @@
-//! Binds a call's positional and keyword arguments to a [`ToolSpec`] once, with the `TypeError`s
-//! Python itself would give, plus the list of accepted names so a model can fix the call.
+//! Binds a call's positional and keyword arguments to a [`Signature`] once, for every kind of
+//! tool, with the `TypeError`s Python itself would give plus the list of accepted names, so a
+//! model can fix the call.
 
 use super::error::ToolError;
-use super::spec::{Default, Kind, ToolSpec};
+use super::spec::{Kind, Param, ParamDefault, Signature};
 use super::value::Value;
 
-/// Arguments bound to a tool's parameters, defaults filled in and types checked.
+/// Arguments bound to a tool's parameters, types checked.
 #[derive(Debug)]
-pub struct Args {
-    spec: &'static ToolSpec,
+pub(crate) struct Args<'a> {
+    name: &'a str,
+    params: &'a [Param],
+    /// Each parameter's value: what was passed, else its default.
     values: Vec<Value>,
+    /// Whether each parameter was passed.
+    given: Vec<bool>,
 }
 
-/// Binds `positional` and `keywords` to `spec`'s parameters.
-pub fn bind(
-    spec: &'static ToolSpec,
+/// Binds `positional` and `keywords` to `signature`'s parameters.
+pub(crate) fn bind<'a>(
+    signature: &Signature<'a>,
     positional: Vec<Value>,
     keywords: Vec<(String, Value)>,
-) -> Result<Args, ToolError> {
-    let name = spec.name;
-    let params = spec.params;
+) -> Result<Args<'a>, ToolError> {
+    let (name, params) = (signature.name, signature.params);
     let positional_params = params.iter().filter(|p| p.kind != Kind::Kwargs).count();
+    if positional_params == 0 && !positional.is_empty() {
+        return Err(ToolError::type_error(format!("{name}() takes keyword arguments only")));
+    }
     if positional.len() > positional_params {
         return Err(ToolError::type_error(format!(
-            "{name}() takes at most {} positional arguments ({} given)",
-            positional_params,
+            "{name}() takes at most {positional_params} positional arguments ({} given)",
             positional.len()
         )));
     }
@@ -40,7 +46,7 @@ pub fn bind(
                 extra.push((Value::Str(key), value));
                 continue;
             }
-            let accepted: Vec<&str> = params.iter().map(|p| p.name).collect();
+            let accepted: Vec<&str> = params.iter().map(|p| p.name.as_ref()).collect();
             return Err(ToolError::type_error(format!(
                 "{name}() got an unexpected keyword argument '{key}' (accepted: {})",
                 accepted.join(", ")
@@ -54,40 +60,61 @@ pub fn bind(
     if let Some(index) = kwargs {
         slots[index] = Some(Value::Dict(extra));
     }
-    let mut values = Vec::with_capacity(params.len());
-    for (param, slot) in params.iter().zip(slots) {
-        let value = match slot {
-            Some(value) => value,
-            None if param.default == Default::Required => {
+    for (param, slot) in params.iter().zip(&slots) {
+        match slot {
+            None if param.default == ParamDefault::Required => {
                 return Err(ToolError::type_error(format!("{name}() missing required argument '{}'", param.name)));
             }
-            None => param.default.value(),
-        };
-        let null_ok = param.default == Default::None && value == Value::None;
-        if !null_ok && !param.kind.accepts(&value) {
-            let optional = if param.default == Default::None { " or None" } else { "" };
-            return Err(ToolError::type_error(format!(
-                "{name}() argument '{}' must be {}{optional}, not {}",
-                param.name,
-                param.kind.python_type(),
-                value.type_name()
-            )));
+            Some(Value::None) if param.default.accepts_none() => {}
+            Some(value) if !param.kind.accepts(value) => {
+                let optional = if param.default == ParamDefault::None { " or None" } else { "" };
+                return Err(ToolError::type_error(format!(
+                    "{name}() argument '{}' must be {}{optional}, not {}",
+                    param.name,
+                    param.kind.type_name(),
+                    value.type_name()
+                )));
+            }
+            _ => {}
         }
-        values.push(value);
     }
-    Ok(Args { spec, values })
+    let given = slots.iter().map(Option::is_some).collect();
+    let values = params.iter().zip(slots).map(|(p, slot)| slot.unwrap_or_else(|| p.default.value())).collect();
+    Ok(Args { name, params, values, given })
 }
 
-impl Args {
-    /// The bound value of `name`; `None` for a parameter the spec lacks (a programming error
-    /// that the registry's tests rule out).
+impl Args<'_> {
+    /// The value of `name`: what was passed, else the parameter's default (`None` for a
+    /// parameter the tool lacks, a programming error that the tools' tests rule out).
     #[must_use]
-    pub fn get(&self, name: &str) -> &Value {
-        self.spec.params.iter().position(|p| p.name == name).and_then(|i| self.values.get(i)).unwrap_or(&Value::None)
+    pub(crate) fn get(&self, name: &str) -> &Value {
+        self.params.iter().position(|p| p.name == name).and_then(|i| self.values.get(i)).unwrap_or(&Value::None)
+    }
+
+    /// Every argument that was passed, as a dict by name (a `**kwargs` parameter's keywords
+    /// merged in): what a tool that runs elsewhere receives.
+    #[must_use]
+    pub(crate) fn passed(self) -> Value {
+        let mut pairs = Vec::new();
+        for ((param, value), given) in self.params.iter().zip(self.values).zip(self.given) {
+            match (param.kind, value) {
+                (Kind::Kwargs, Value::Dict(extra)) => pairs.extend(extra),
+                (_, value) if given => pairs.push((Value::Str(param.name.to_string()), value)),
+                _ => {}
+            }
+        }
+        Value::Dict(pairs)
+    }
+
+    /// The keywords a `**kwargs` parameter took, as a dict (empty when it has none).
+    #[must_use]
+    pub(crate) fn extra(&self) -> &Value {
+        static EMPTY: Value = Value::Dict(Vec::new());
+        self.params.iter().position(|p| p.kind == Kind::Kwargs).and_then(|i| self.values.get(i)).unwrap_or(&EMPTY)
     }
 
     /// A `str` argument.
-    pub fn str(&self, name: &str) -> Result<&str, ToolError> {
+    pub(crate) fn str(&self, name: &str) -> Result<&str, ToolError> {
         match self.get(name) {
             Value::Str(s) => Ok(s),
             other => Err(self.mismatch(name, "str", other)),
@@ -95,7 +122,7 @@ impl Args {
     }
 
     /// An optional `str` argument.
-    pub fn opt_str(&self, name: &str) -> Result<Option<&str>, ToolError> {
+    pub(crate) fn opt_str(&self, name: &str) -> Result<Option<&str>, ToolError> {
         match self.get(name) {
             Value::None => Ok(None),
             _ => self.str(name).map(Some),
@@ -103,7 +130,7 @@ impl Args {
     }
 
     /// An `int` argument.
-    pub fn int(&self, name: &str) -> Result<i64, ToolError> {
+    pub(crate) fn int(&self, name: &str) -> Result<i64, ToolError> {
         match self.get(name) {
             Value::Int(i) => Ok(*i),
             other => Err(self.mismatch(name, "int", other)),
@@ -111,7 +138,7 @@ impl Args {
     }
 
     /// A number argument, as a float.
-    pub fn number(&self, name: &str) -> Result<f64, ToolError> {
+    pub(crate) fn number(&self, name: &str) -> Result<f64, ToolError> {
         match self.get(name) {
             #[expect(clippy::cast_precision_loss, reason = "seconds and the like")]
             Value::Int(i) => Ok(*i as f64),
@@ -121,7 +148,7 @@ impl Args {
     }
 
     /// A `bool` argument.
-    pub fn bool(&self, name: &str) -> Result<bool, ToolError> {
+    pub(crate) fn bool(&self, name: &str) -> Result<bool, ToolError> {
         match self.get(name) {
             Value::Bool(b) => Ok(*b),
             other => Err(self.mismatch(name, "bool", other)),
@@ -129,7 +156,7 @@ impl Args {
     }
 
     /// A `str | list[str]` argument, always as a list; `None` when absent.
-    pub fn str_list(&self, name: &str) -> Result<Option<Vec<String>>, ToolError> {
+    pub(crate) fn str_list(&self, name: &str) -> Result<Option<Vec<String>>, ToolError> {
         match self.get(name) {
             Value::None => Ok(None),
             Value::Str(s) => Ok(Some(vec![s.clone()])),
@@ -146,10 +173,55 @@ impl Args {
     }
 
     fn mismatch(&self, name: &str, expected: &str, got: &Value) -> ToolError {
-        ToolError::type_error(format!(
-            "{}() argument '{name}' must be {expected}, not {}",
-            self.spec.name,
-            got.type_name()
-        ))
+        ToolError::type_error(format!("{}() argument '{name}' must be {expected}, not {}", self.name, got.type_name()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::spec::{JsonBase, JsonType, KEYWORDS_ONLY};
+
+    static PARAMS: [Param; 2] = [
+        Param::required("text", Kind::Str, ""),
+        Param::new("unique", Kind::Json(JsonType { base: JsonBase::Boolean, list: false }), ParamDefault::Omitted, ""),
+    ];
+
+    fn tool() -> Signature<'static> {
+        Signature { name: "count", params: &PARAMS, returns: "Any" }
+    }
+
+    #[test]
+    fn only_passed_arguments_are_passed_on() {
+        let args = bind(&tool(), vec![Value::Str("a b".into())], Vec::new()).unwrap();
+        assert_eq!(args.get("unique"), &Value::None);
+        assert_eq!(args.passed(), Value::dict([("text", Value::Str("a b".into()))]));
+    }
+
+    #[test]
+    fn wrong_calls_raise_type_errors_naming_what_is_accepted() {
+        let message = |positional, keywords| bind(&tool(), positional, keywords).unwrap_err().message;
+        assert_eq!(message(Vec::new(), Vec::new()), "count() missing required argument 'text'");
+        assert_eq!(
+            message(Vec::new(), vec![("txt".into(), Value::None)]),
+            "count() got an unexpected keyword argument 'txt' (accepted: text, unique)"
+        );
+        assert_eq!(
+            message(vec![Value::Str("a".into())], vec![("unique".into(), Value::Int(1))]),
+            "count() argument 'unique' must be boolean, not int"
+        );
+        assert_eq!(
+            message(vec![Value::Str("a".into())], vec![("text".into(), Value::Str("b".into()))]),
+            "count() got multiple values for argument 'text'"
+        );
+    }
+
+    #[test]
+    fn keyword_only_tools_refuse_positional_arguments_and_take_any_keyword() {
+        let signature = Signature { name: "pid", params: &KEYWORDS_ONLY, returns: "Any" };
+        let err = bind(&signature, vec![Value::Int(1)], Vec::new()).unwrap_err();
+        assert_eq!(err.message, "pid() takes keyword arguments only");
+        let args = bind(&signature, Vec::new(), vec![("x".into(), Value::Int(1))]).unwrap();
+        assert_eq!(args.passed(), Value::dict([("x", Value::Int(1))]));
     }
 }

@@ -5,7 +5,7 @@ use std::io;
 
 /// The Python exception type a tool error becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     FileNotFound,
     FileExists,
     Permission,
@@ -18,34 +18,37 @@ pub enum ErrorKind {
     Timeout,
     Runtime,
     Name,
+    Memory,
 }
 
 impl ErrorKind {
+    /// Every kind.
+    pub(crate) const ALL: [Self; 13] = [
+        Self::FileNotFound,
+        Self::FileExists,
+        Self::Permission,
+        Self::IsADirectory,
+        Self::NotADirectory,
+        Self::UnicodeDecode,
+        Self::Os,
+        Self::Value,
+        Self::Type,
+        Self::Timeout,
+        Self::Runtime,
+        Self::Name,
+        Self::Memory,
+    ];
+
     /// The kind for a Python exception name; anything without a kind of its own is a
     /// `RuntimeError`.
     #[must_use]
-    pub fn from_python_name(name: &str) -> Self {
-        [
-            Self::FileNotFound,
-            Self::FileExists,
-            Self::Permission,
-            Self::IsADirectory,
-            Self::NotADirectory,
-            Self::UnicodeDecode,
-            Self::Os,
-            Self::Value,
-            Self::Type,
-            Self::Timeout,
-            Self::Name,
-        ]
-        .into_iter()
-        .find(|kind| kind.python_name() == name)
-        .unwrap_or(Self::Runtime)
+    pub(crate) fn from_python_name(name: &str) -> Self {
+        Self::ALL.into_iter().find(|kind| kind.python_name() == name).unwrap_or(Self::Runtime)
     }
 
     /// The Python exception class name.
     #[must_use]
-    pub fn python_name(self) -> &'static str {
+    pub(crate) fn python_name(self) -> &'static str {
         match self {
             Self::FileNotFound => "FileNotFoundError",
             Self::FileExists => "FileExistsError",
@@ -59,6 +62,7 @@ impl ErrorKind {
             Self::Timeout => "TimeoutError",
             Self::Runtime => "RuntimeError",
             Self::Name => "NameError",
+            Self::Memory => "MemoryError",
         }
     }
 }
@@ -66,35 +70,35 @@ impl ErrorKind {
 /// An exception raised by a tool: a kind and a message a model can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {message}", kind.python_name())]
-pub struct ToolError {
-    pub kind: ErrorKind,
-    pub message: String,
+pub(crate) struct ToolError {
+    pub(crate) kind: ErrorKind,
+    pub(crate) message: String,
 }
 
 impl ToolError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self { kind, message: message.into() }
     }
 
-    pub fn value(message: impl Into<String>) -> Self {
+    pub(crate) fn value(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Value, message)
     }
 
-    pub fn type_error(message: impl Into<String>) -> Self {
+    pub(crate) fn type_error(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Type, message)
     }
 
-    pub fn runtime(message: impl Into<String>) -> Self {
+    pub(crate) fn runtime(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Runtime, message)
     }
 
-    pub fn permission(message: impl Into<String>) -> Self {
+    pub(crate) fn permission(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Permission, message)
     }
 
     /// Maps an I/O error on `path` to the matching Python exception, naming the path.
     #[must_use]
-    pub fn io(err: &io::Error, path: &str) -> Self {
+    pub(crate) fn io(err: &io::Error, path: &str) -> Self {
         let kind = match err.kind() {
             io::ErrorKind::NotFound => ErrorKind::FileNotFound,
             io::ErrorKind::AlreadyExists => ErrorKind::FileExists,
@@ -106,6 +110,8 @@ impl ToolError {
         let message = match kind {
             ErrorKind::FileNotFound => format!("no such file or directory: '{path}'"),
             ErrorKind::FileExists => format!("file already exists: '{path}'"),
+            // cap-std refuses a path that resolves outside its `Dir` with a PermissionDenied
+            // whose message is "a path led outside of the filesystem".
             ErrorKind::Permission if err.to_string().contains("outside") => {
                 format!("'{path}' is outside the workspace")
             }
@@ -123,4 +129,17 @@ fn strip_os_code(message: &str) -> String {
     let base = message.split(" (os error").next().unwrap_or(message);
     let mut chars = base.chars();
     chars.next().map_or_else(String::new, |first| first.to_lowercase().chain(chars).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_round_trips_through_its_python_name() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_python_name(kind.python_name()), kind);
+        }
+        assert_eq!(ErrorKind::from_python_name("KeyError"), ErrorKind::Runtime);
+    }
 }

@@ -1,78 +1,68 @@
 //! `view`, `create` and `edit`: reading and writing files inside the workspace.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 
 use cap_std::fs::File;
 
 use super::args::Args;
+use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
-use super::spec::{Default, Kind, Param, ToolSpec};
+use super::spec::{Kind, Param, ToolSpec};
 use super::value::Value;
-use super::workspace::{Opened, display, read_capped};
+use super::workspace::{Confined, Opened, Workspace, io_error, read_capped};
 
 /// Files larger than this are read whole only through `view_range`.
-pub const MAX_VIEW_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const MAX_VIEW_BYTES: u64 = 10 * 1024 * 1024;
 
-pub static VIEW: ToolSpec = ToolSpec {
-    name: "view",
-    description: "File text (`view_range=[start, end]`, 1-based, -1 = end) or a directory listing.",
-    params: &[
-        Param {
-            name: "path",
-            kind: Kind::Str,
-            default: Default::Required,
-            doc: "File or directory, relative to the workspace",
-        },
-        Param {
-            name: "view_range",
-            kind: Kind::Range,
-            default: Default::None,
-            doc: "[start, end] lines, 1-based and inclusive; end -1 means to the end of the file",
-        },
-    ],
-    returns: "str",
-    risk: None,
+pub(crate) static VIEW: Builtin = Builtin {
+    spec: ToolSpec {
+        name: "view",
+        description: "File text (`view_range=[start, end]`, 1-based, -1 = end) or a directory listing.",
+        params: &[
+            Param::required("path", Kind::Str, "File or directory, relative to the workspace"),
+            Param::optional(
+                "view_range",
+                Kind::Range,
+                "[start, end] lines, 1-based and inclusive; end -1 means to the end of the file",
+            ),
+        ],
+        returns: "str",
+        risk: None,
+    },
     handler: view,
 };
 
-pub static CREATE: ToolSpec = ToolSpec {
-    name: "create",
-    description: "Write a new file, creating parent directories; fails if the path exists.",
-    params: &[
-        Param { name: "path", kind: Kind::Str, default: Default::Required, doc: "New file, relative to the workspace" },
-        Param { name: "file_text", kind: Kind::Str, default: Default::Required, doc: "The whole content" },
-    ],
-    returns: "str",
-    risk: None,
+pub(crate) static CREATE: Builtin = Builtin {
+    spec: ToolSpec {
+        name: "create",
+        description: "Write a new file, creating parent directories; fails if the path exists.",
+        params: &[
+            Param::required("path", Kind::Str, "New file, relative to the workspace"),
+            Param::required("file_text", Kind::Str, "The whole content"),
+        ],
+        returns: "str",
+        risk: None,
+    },
     handler: create,
 };
 
-pub static EDIT: ToolSpec = ToolSpec {
-    name: "edit",
-    description: "Replace `old_str`, which must occur exactly once, with `new_str`.",
-    params: &[
-        Param {
-            name: "path",
-            kind: Kind::Str,
-            default: Default::Required,
-            doc: "File to edit, relative to the workspace",
-        },
-        Param {
-            name: "old_str",
-            kind: Kind::Str,
-            default: Default::Required,
-            doc: "Exact text to replace; must be unique in the file",
-        },
-        Param { name: "new_str", kind: Kind::Str, default: Default::Required, doc: "Replacement text" },
-    ],
-    returns: "str",
-    risk: None,
+pub(crate) static EDIT: Builtin = Builtin {
+    spec: ToolSpec {
+        name: "edit",
+        description: "Replace `old_str`, which must occur exactly once, with `new_str`.",
+        params: &[
+            Param::required("path", Kind::Str, "File to edit, relative to the workspace"),
+            Param::required("old_str", Kind::Str, "Exact text to replace; must be unique in the file"),
+            Param::required("new_str", Kind::Str, "Replacement text"),
+        ],
+        returns: "str",
+        risk: None,
+    },
     handler: edit,
 };
 
-fn view(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+fn view(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let rel = ctx.workspace.confine(args.str("path")?)?;
     // One open tells a directory from a file and, for a file, is the handle that is read.
     let (file, len) = match ctx.workspace.open_entry(&rel)? {
@@ -89,13 +79,13 @@ fn view(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
 }
 
 /// A whole text file inside the workspace (at most [`MAX_VIEW_BYTES`]).
-pub fn read_text(ctx: &ToolContext, path: &str) -> Result<String, ToolError> {
-    let rel = ctx.workspace.confine(path)?;
-    decode(ctx.workspace.read(&rel, MAX_VIEW_BYTES)?, &rel)
+pub(crate) fn read_text(ws: &Workspace, path: &str) -> Result<String, ToolError> {
+    let rel = ws.confine(path)?;
+    decode(ws.read(&rel, MAX_VIEW_BYTES)?, &rel)
 }
 
 /// Lines `start..=end` (1-based; `end == -1` means to the end), streamed so large files work.
-fn view_lines(file: File, rel: &Path, start: i64, end: i64) -> Result<String, ToolError> {
+fn view_lines(file: File, rel: &Confined, start: i64, end: i64) -> Result<String, ToolError> {
     if start < 1 || (end != -1 && end < start) {
         return Err(ToolError::value(format!(
             "view_range [{start}, {end}] is invalid: start must be >= 1 and end >= start (or -1 for the end of the file)"
@@ -107,7 +97,7 @@ fn view_lines(file: File, rel: &Path, start: i64, end: i64) -> Result<String, To
     let mut number: i64 = 0;
     loop {
         line.clear();
-        let read = reader.read_until(b'\n', &mut line).map_err(|e| ToolError::io(&e, &display(rel)))?;
+        let read = reader.read_until(b'\n', &mut line).map_err(|e| io_error(&e, rel))?;
         if read == 0 {
             break;
         }
@@ -117,7 +107,7 @@ fn view_lines(file: File, rel: &Path, start: i64, end: i64) -> Result<String, To
             if out.len() as u64 > MAX_VIEW_BYTES {
                 return Err(ToolError::value(format!(
                     "lines {start}..{end} of '{}' are over {MAX_VIEW_BYTES} bytes; ask for fewer lines",
-                    display(rel)
+                    rel.shown()
                 )));
             }
         }
@@ -128,21 +118,21 @@ fn view_lines(file: File, rel: &Path, start: i64, end: i64) -> Result<String, To
     if number < start {
         return Err(ToolError::value(format!(
             "view_range starts at line {start} but '{}' has {number} lines",
-            display(rel)
+            rel.shown()
         )));
     }
     decode(out, rel)
 }
 
-fn create(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+fn create(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let path = args.str("path")?;
     let text = args.str("file_text")?;
     let rel = ctx.workspace.confine(path)?;
     ctx.workspace.create_new(&rel, text.as_bytes())?;
-    Ok(Value::Str(format!("Created {} ({} lines)", display(&rel), count_lines(text))))
+    Ok(Value::Str(format!("Created {} ({} lines)", rel.shown(), count_lines(text))))
 }
 
-fn edit(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+fn edit(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let old = args.str("old_str")?;
     let new = args.str("new_str")?;
     let rel = ctx.workspace.confine(args.str("path")?)?;
@@ -157,14 +147,14 @@ fn edit(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
         0 => {
             return Err(ToolError::value(format!(
                 "old_str was not found in {}; view the file and copy the text exactly, including whitespace",
-                display(&rel)
+                rel.shown()
             )));
         }
         1 => {}
         n => {
             return Err(ToolError::value(format!(
                 "old_str occurs {n} times in {}; include more surrounding text so it occurs exactly once",
-                display(&rel)
+                rel.shown()
             )));
         }
     }
@@ -172,11 +162,11 @@ fn edit(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
     let line = text[..at].matches('\n').count() + 1;
     let updated = text.replacen(old, new, 1);
     ctx.workspace.replace(&real, updated.as_bytes())?;
-    Ok(Value::Str(format!("Edited {} at line {line}", display(&rel))))
+    Ok(Value::Str(format!("Edited {} at line {line}", rel.shown())))
 }
 
 /// Decodes UTF-8, or raises `UnicodeDecodeError` naming the file and the first bad byte.
-fn decode(bytes: Vec<u8>, rel: &Path) -> Result<String, ToolError> {
+fn decode(bytes: Vec<u8>, rel: &Confined) -> Result<String, ToolError> {
     String::from_utf8(bytes).map_err(|err| {
         let at = err.utf8_error().valid_up_to();
         let byte = err.as_bytes().get(at).copied().unwrap_or(0);
@@ -184,7 +174,7 @@ fn decode(bytes: Vec<u8>, rel: &Path) -> Result<String, ToolError> {
             ErrorKind::UnicodeDecode,
             format!(
                 "'utf-8' codec can't decode byte 0x{byte:02x} in position {at} of '{}': the file is not UTF-8 text",
-                display(rel)
+                rel.shown()
             ),
         )
     })

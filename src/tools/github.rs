@@ -1,16 +1,18 @@
 //! `github_api`: the GitHub REST API through `gh api` when it is installed (it brings the user's
 //! own login), else over HTTPS with `GITHUB_TOKEN` or `GH_TOKEN`. The endpoint is always passed
 //! after `--`, so it can never become an option; it must be a path on the API, never a URL.
-//! Registered only when one of the two ways is available.
+//! Offered only when one of the two ways is available: the command layer finds out with
+//! [`access`] and hands the answer to the catalogue and the tool context.
 
 use std::process::Command;
 use std::time::Duration;
 
 use super::args::Args;
+use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
-use super::process;
-use super::spec::{Default, Kind, Param, ToolSpec};
+use super::process::{self, Timeout};
+use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
 use crate::env;
 
@@ -20,40 +22,37 @@ const MAX_RESPONSE: usize = 10 * 1024 * 1024;
 /// Longest one call may take (also cut to the run's remaining time).
 const CALL_TIMEOUT: Duration = Duration::from_mins(1);
 
-pub static GITHUB_API: ToolSpec = ToolSpec {
-    name: "github_api",
-    description: "Call the GitHub REST API, e.g. `repos/OWNER/REPO/issues`; returns the parsed JSON.",
-    params: &[
-        Param {
-            name: "endpoint",
-            kind: Kind::Str,
-            default: Default::Required,
-            doc: "API path such as repos/OWNER/REPO/pulls",
-        },
-        Param { name: "method", kind: Kind::Str, default: Default::Str("GET"), doc: "HTTP method" },
-        Param { name: "body", kind: Kind::Any, default: Default::None, doc: "JSON request body" },
-    ],
-    returns: "Any",
-    risk: None,
+pub(crate) static GITHUB_API: Builtin = Builtin {
+    spec: ToolSpec {
+        name: "github_api",
+        description: "Call the GitHub REST API, e.g. `repos/OWNER/REPO/issues`; returns the parsed JSON.",
+        params: &[
+            Param::required("endpoint", Kind::Str, "API path such as repos/OWNER/REPO/pulls"),
+            Param::new("method", Kind::Str, ParamDefault::Str("GET"), "HTTP method"),
+            Param::optional("body", Kind::Any, "JSON request body"),
+        ],
+        returns: "Any",
+        risk: None,
+    },
     handler: github_api,
 };
 
 /// How `github_api` reaches GitHub here, if at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     Gh(std::path::PathBuf),
     Token(String),
 }
 
 /// `gh` on `PATH`, else a token in the environment.
 #[must_use]
-pub fn access() -> Option<Access> {
+pub(crate) fn access() -> Option<Access> {
     process::on_path("gh")
         .map(Access::Gh)
-        .or_else(|| env::var("GITHUB_TOKEN").or_else(|| env::var("GH_TOKEN")).map(Access::Token))
+        .or_else(|| env::GITHUB_TOKENS.iter().find_map(|name| env::var(name)).map(Access::Token))
 }
 
-fn github_api(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+fn github_api(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let endpoint = args.str("endpoint")?.trim_start_matches('/');
     if endpoint.is_empty() || endpoint.starts_with('-') || endpoint.contains("://") || endpoint.contains("..") {
         return Err(ToolError::value(format!(
@@ -70,10 +69,10 @@ fn github_api(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
         Value::None => None,
         other => Some(other.to_json().to_string()),
     };
-    let timeout = CALL_TIMEOUT.min(ctx.remaining());
-    let text = match access() {
-        Some(Access::Gh(gh)) => via_gh(&gh, endpoint, &method, body.as_deref(), timeout)?,
-        Some(Access::Token(token)) => via_https(&token, endpoint, &method, body, timeout)?,
+    let timeout = Timeout::within(CALL_TIMEOUT, ctx.remaining());
+    let text = match &ctx.github {
+        Some(Access::Gh(gh)) => via_gh(gh, endpoint, &method, body.as_deref(), timeout)?,
+        Some(Access::Token(token)) => via_https(token, endpoint, &method, body, timeout.limit)?,
         None => return Err(ToolError::runtime("github_api() needs `gh` on PATH or GITHUB_TOKEN in the environment")),
     };
     if text.trim().is_empty() {
@@ -89,7 +88,7 @@ fn via_gh(
     endpoint: &str,
     method: &str,
     body: Option<&str>,
-    timeout: Duration,
+    timeout: Timeout,
 ) -> Result<String, ToolError> {
     let mut command = Command::new(gh);
     command.args(["api", "--method", method]);
@@ -97,14 +96,7 @@ fn via_gh(
         command.args(["--input", "-"]);
     }
     command.arg("--").arg(endpoint);
-    let finished = process::run(command, body.unwrap_or_default().as_bytes(), timeout)
-        .map_err(|e| ToolError::new(ErrorKind::Os, format!("github_api() could not run gh: {e}")))?;
-    if finished.timed_out {
-        return Err(ToolError::new(
-            ErrorKind::Timeout,
-            format!("github_api() gave up after {}s", timeout.as_secs_f64()),
-        ));
-    }
+    let finished = process::run_for_tool("github_api", command, body.unwrap_or_default().as_bytes(), timeout)?;
     if !finished.status.success() {
         return Err(ToolError::new(
             ErrorKind::Os,

@@ -1,23 +1,24 @@
 //! `glob`: workspace files whose path matches a pattern, sorted.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ignore::WalkBuilder;
 
 use super::args::Args;
+use super::builtin::Builtin;
 use super::context::ToolContext;
-use super::error::ToolError;
+use super::error::{ErrorKind, ToolError};
 use super::pattern;
-use super::spec::{Default, Kind, Param, ToolSpec};
+use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
-use super::workspace::{Entry, display};
+use super::workspace::{Confined, Entry};
 
 /// Most paths one call returns.
-pub const MAX_MATCHES: usize = 10_000;
+const MAX_MATCHES: usize = 10_000;
 
 /// Directories skipped below the search root unless `exclude_dirs` says otherwise.
-pub const DEFAULT_EXCLUDES: &[&str] = &[
+const DEFAULT_EXCLUDES: &[&str] = &[
     ".git",
     ".venv",
     "venv",
@@ -34,35 +35,26 @@ pub const DEFAULT_EXCLUDES: &[&str] = &[
     ".nuxt",
 ];
 
-pub static GLOB: ToolSpec = ToolSpec {
-    name: "glob",
-    description: "Files matching a glob (`**`, `{a,b}`), sorted; skips .git, node_modules and the like.",
-    params: &[
-        Param {
-            name: "pattern",
-            kind: Kind::Str,
-            default: Default::Required,
-            doc: "Glob such as `src/**/*.{py,md}`, relative to each of paths",
-        },
-        Param {
-            name: "paths",
-            kind: Kind::Paths,
-            default: Default::Str("."),
-            doc: "Directory or directories to search",
-        },
-        Param {
-            name: "exclude_dirs",
-            kind: Kind::StrList,
-            default: Default::None,
-            doc: "Directory names to skip below the search root; None skips .git, node_modules, target, … ; [] skips nothing",
-        },
-    ],
-    returns: "list[str]",
-    risk: None,
+pub(crate) static GLOB: Builtin = Builtin {
+    spec: ToolSpec {
+        name: "glob",
+        description: "Files matching a glob (`**`, `{a,b}`), sorted; skips .git, node_modules and the like.",
+        params: &[
+            Param::required("pattern", Kind::Str, "Glob such as `src/**/*.{py,md}`, relative to each of paths"),
+            Param::new("paths", Kind::Paths, ParamDefault::Str("."), "Directory or directories to search"),
+            Param::optional(
+                "exclude_dirs",
+                Kind::StrList,
+                "Directory names to skip below the search root; None skips .git, node_modules, target, … ; [] skips nothing",
+            ),
+        ],
+        returns: "list[str]",
+        risk: None,
+    },
     handler: glob,
 };
 
-fn glob(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+fn glob(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let raw = args.str("pattern")?;
     let pattern = raw.trim_start_matches("./");
     if pattern.is_empty() {
@@ -81,14 +73,15 @@ fn glob(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
     let (matcher, alternatives) = pattern::compile(pattern)?;
     let mut found = BTreeSet::new();
     for root in &roots {
-        let root_rel = ctx.workspace.canonical(&ctx.workspace.confine(root)?)?;
+        let root_rel = ctx.workspace.resolve(root)?;
         // Walk only below the literal part of each alternative, and no deeper than it can match.
         let mut starts: Vec<(String, Option<usize>)> =
             alternatives.iter().map(|a| pattern::literal_prefix(a)).collect();
         starts.sort();
         starts.dedup();
         for (prefix, depth) in starts {
-            let start = if prefix.is_empty() { root_rel.clone() } else { root_rel.join(&prefix) };
+            // The prefix holds plain names only (the pattern may not hold `..`).
+            let Some(start) = root_rel.join(Path::new(&prefix)) else { continue };
             let search = Search { root: &root_rel, matcher: &matcher, excludes: &excludes };
             search.walk(ctx, &start, depth, &mut found)?;
         }
@@ -103,8 +96,8 @@ fn glob(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
 }
 
 struct Search<'a> {
-    /// The search root, relative to the workspace; patterns match paths relative to it.
-    root: &'a Path,
+    /// The search root; patterns match paths relative to it.
+    root: &'a Confined,
     matcher: &'a globset::GlobSet,
     excludes: &'a [String],
 }
@@ -113,7 +106,7 @@ impl Search<'_> {
     fn walk(
         &self,
         ctx: &ToolContext,
-        start: &Path,
+        start: &Confined,
         depth: Option<usize>,
         found: &mut BTreeSet<String>,
     ) -> Result<(), ToolError> {
@@ -126,12 +119,12 @@ impl Search<'_> {
         };
         if start_entry != Entry::Dir {
             return Err(ToolError::new(
-                super::error::ErrorKind::NotADirectory,
-                format!("glob() paths must be directories: '{}' is a file", display(start)),
+                ErrorKind::NotADirectory,
+                format!("glob() paths must be directories: '{}' is a file", start.shown()),
             ));
         }
         let host_start = ws.host_dir(start)?;
-        let host_root = ws.root().join(self.root);
+        let host_root = ws.root().join(self.root.as_path());
         let excludes = self.excludes.to_vec();
         let walker = WalkBuilder::new(&host_start)
             .standard_filters(false)
@@ -152,11 +145,11 @@ impl Search<'_> {
             if !self.matcher.is_match(under_root) {
                 continue;
             }
-            let rel: PathBuf = self.root.join(under_root);
+            let Some(rel) = self.root.join(under_root) else { continue };
             // Symlinks count when they lead to a regular file inside the workspace.
             let is_file = file_type.is_file() || (file_type.is_symlink() && ws.entry(&rel) == Ok(Entry::File));
             if is_file {
-                found.insert(display(&rel));
+                found.insert(rel.shown());
             }
         }
         Ok(())

@@ -2,55 +2,48 @@
 //! and binary files, and never runs an external program, so a pattern can never be an option.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkBuilder;
 
 use super::args::Args;
+use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::ToolError;
 use super::pattern;
-use super::spec::{Default, Kind, Param, ToolSpec};
+use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
-use super::workspace::{Entry, display};
+use super::workspace::{Confined, Entry};
 
 /// Characters of one matched line kept in a result.
 const MAX_LINE_CHARS: usize = 1000;
 
-pub static GREP: ToolSpec = ToolSpec {
-    name: "grep",
-    description: "Regex search respecting .gitignore; each match is `{path, line, text}` (+ `context` list).",
-    params: &[
-        Param { name: "pattern", kind: Kind::Str, default: Default::Required, doc: "Regular expression" },
-        Param { name: "paths", kind: Kind::Paths, default: Default::Str("."), doc: "Files or directories to search" },
-        Param {
-            name: "glob",
-            kind: Kind::Str,
-            default: Default::None,
-            doc: "Only files matching this glob, e.g. `*.py` or `src/**/*.{ts,tsx}`",
-        },
-        Param { name: "ignore_case", kind: Kind::Bool, default: Default::Bool(false), doc: "Case-insensitive match" },
-        Param {
-            name: "context_lines",
-            kind: Kind::Int,
-            default: Default::Int(0),
-            doc: "Lines of context before and after each match",
-        },
-        Param {
-            name: "max_results",
-            kind: Kind::Int,
-            default: Default::Int(1000),
-            doc: "Stop after this many matches",
-        },
-    ],
-    returns: "list[dict]",
-    risk: None,
+pub(crate) static GREP: Builtin = Builtin {
+    spec: ToolSpec {
+        name: "grep",
+        description: "Regex search respecting .gitignore; each match is `{path, line, text}` (+ `context` list).",
+        params: &[
+            Param::required("pattern", Kind::Str, "Regular expression"),
+            Param::new("paths", Kind::Paths, ParamDefault::Str("."), "Files or directories to search"),
+            Param::optional("glob", Kind::Str, "Only files matching this glob, e.g. `*.py` or `src/**/*.{ts,tsx}`"),
+            Param::new("ignore_case", Kind::Bool, ParamDefault::Bool(false), "Case-insensitive match"),
+            Param::new(
+                "context_lines",
+                Kind::Int,
+                ParamDefault::Int(0),
+                "Lines of context before and after each match",
+            ),
+            Param::new("max_results", Kind::Int, ParamDefault::Int(1000), "Stop after this many matches"),
+        ],
+        returns: "list[dict]",
+        risk: None,
+    },
     handler: grep,
 };
 
-fn grep(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+fn grep(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let regex = args.str("pattern")?;
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.bool("ignore_case")?)
@@ -77,10 +70,10 @@ fn grep(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
     let mut results = Vec::new();
     let roots = args.str_list("paths")?.unwrap_or_else(|| vec![".".into()]);
     'roots: for root in &roots {
-        let root_rel = ctx.workspace.canonical(&ctx.workspace.confine(root)?)?;
+        let root_rel = ctx.workspace.resolve(root)?;
         for file in files_under(ctx, &root_rel)? {
             if let Some((filter, name_only)) = &filter {
-                let under = file.strip_prefix(&root_rel).unwrap_or(&file);
+                let under = file.below(&root_rel).unwrap_or(file.as_path());
                 let candidate = if *name_only { Path::new(under.file_name().unwrap_or_default()) } else { under };
                 if !filter.is_match(candidate) {
                     continue;
@@ -92,7 +85,7 @@ fn grep(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
             if searcher.search_file(&matcher, &handle.into_std(), &mut sink).is_err() {
                 continue;
             }
-            let path = display(&file);
+            let path = file.shown();
             for line in sink.matches {
                 let text = sink.lines.get(&line).cloned().unwrap_or_default();
                 let mut fields = vec![
@@ -123,10 +116,10 @@ fn grep(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
 }
 
 /// The files to search under `root` (or `root` itself when it is a file), in a stable order.
-fn files_under(ctx: &ToolContext, root: &Path) -> Result<Vec<PathBuf>, ToolError> {
+fn files_under(ctx: &ToolContext, root: &Confined) -> Result<Vec<Confined>, ToolError> {
     let ws = &ctx.workspace;
     match ws.entry(root)? {
-        Entry::File => return Ok(vec![root.to_path_buf()]),
+        Entry::File => return Ok(vec![root.clone()]),
         Entry::Special => return Ok(Vec::new()),
         Entry::Dir => {}
     }
@@ -146,8 +139,8 @@ fn files_under(ctx: &ToolContext, root: &Path) -> Result<Vec<PathBuf>, ToolError
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        if let Ok(under) = entry.path().strip_prefix(&host_root) {
-            files.push(root.join(under));
+        if let Some(file) = entry.path().strip_prefix(&host_root).ok().and_then(|under| root.join(under)) {
+            files.push(file);
         }
     }
     Ok(files)

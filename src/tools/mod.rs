@@ -1,26 +1,26 @@
-//! The tools a program calls: their specs, argument binding, the workspace confinement they all
-//! go through, and the registry that offers them.
+//! The tools layer: the built-in tools, and the vocabulary every tool kind shares — values,
+//! errors, signatures and argument binding, the tool context, and the workspace confinement
+//! that every file operation goes through.
 
-pub mod args;
-pub mod bash;
-pub mod context;
-pub mod error;
-pub mod files;
-pub mod github;
-pub mod glob;
-pub mod grep;
-pub mod mcp;
-pub mod pattern;
-pub mod process;
-pub mod registry;
-pub mod spec;
-pub mod sql;
-pub mod value;
-pub mod web;
-pub mod workspace;
+pub(crate) mod args;
+pub(crate) mod bash;
+pub(crate) mod builtin;
+pub(crate) mod context;
+pub(crate) mod error;
+pub(crate) mod files;
+pub(crate) mod github;
+pub(crate) mod glob;
+pub(crate) mod grep;
+pub(crate) mod mcp;
+pub(crate) mod network;
+pub(crate) mod pattern;
+pub(crate) mod process;
+pub(crate) mod spec;
+pub(crate) mod sql;
+pub(crate) mod value;
+pub(crate) mod web;
+pub(crate) mod workspace;
 
-pub use context::ToolContext;
-pub use error::{ErrorKind, ToolError};
-pub use registry::Registry;
-pub use spec::ToolSpec;
-pub use value::Value;
+pub(crate) use context::ToolContext;
+pub(crate) use error::{ErrorKind, ToolError};
+pub(crate) use value::Value;

@@ -10,41 +10,98 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use super::error::{ErrorKind, ToolError};
+
 /// Bytes kept of each of stdout and stderr.
-pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
+const MAX_STREAM_BYTES: usize = 1024 * 1024;
+
+/// Characters of a timed-out command's stdout quoted in the error.
+const PARTIAL_STDOUT: usize = 2000;
 
 /// How long to wait for the pipes to drain after the child has exited.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// The first `program` found in a `PATH` directory.
 #[must_use]
-pub fn on_path(program: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn on_path(program: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|dir| dir.join(program)).find(|candidate| candidate.is_file())
 }
 
 /// A single-threaded async runtime for one blocking tool call (`tool` names it in errors).
-pub fn runtime(tool: &str) -> Result<tokio::runtime::Runtime, super::ToolError> {
+pub(crate) fn runtime(tool: &str) -> Result<tokio::runtime::Runtime, ToolError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| super::ToolError::runtime(format!("{tool}() could not start: {e}")))
+        .map_err(|e| ToolError::runtime(format!("{tool}() could not start: {e}")))
 }
 
-/// What a finished (or killed) child left.
+/// What a finished child left.
 #[derive(Debug)]
-pub struct Finished {
-    pub status: ExitStatus,
-    /// The timeout struck and the group was killed.
-    pub timed_out: bool,
+pub(crate) struct Finished {
+    pub(crate) status: ExitStatus,
     /// Lossy UTF-8, with a marker when bytes were dropped.
-    pub stdout: String,
-    pub stderr: String,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+/// How long a tool's child process may run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeout {
+    pub(crate) limit: Duration,
+    /// The limit is what was left of the run, shorter than the tool's own.
+    pub(crate) run_ends: bool,
+}
+
+impl Timeout {
+    /// `asked`, cut to `remaining` (the run's time left).
+    #[must_use]
+    pub(crate) fn within(asked: Duration, remaining: Duration) -> Self {
+        Self { limit: asked.min(remaining), run_ends: asked > remaining }
+    }
+}
+
+/// Runs `command` for the tool `tool`: a program that cannot start is an `OSError`, one that
+/// outlasts `timeout` a `TimeoutError` quoting the end of what it printed, its whole process
+/// group killed either way.
+pub(crate) fn run_for_tool(
+    tool: &str,
+    command: Command,
+    stdin: &[u8],
+    timeout: Timeout,
+) -> Result<Finished, ToolError> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let (finished, timed_out) = run(command, stdin, timeout.limit)
+        .map_err(|e| ToolError::new(ErrorKind::Os, format!("{tool}() could not run `{program}`: {e}")))?;
+    if !timed_out {
+        return Ok(finished);
+    }
+    let why = if timeout.run_ends {
+        "the run's time limit was reached".to_owned()
+    } else {
+        format!("timeout={}s", timeout.limit.as_secs_f64())
+    };
+    let mut message = format!("{tool}() command timed out ({why}); its process group was killed");
+    if !finished.stdout.is_empty() {
+        let _ = write!(message, "\npartial stdout:\n{}", tail(&finished.stdout, PARTIAL_STDOUT));
+    }
+    Err(ToolError::new(ErrorKind::Timeout, message))
+}
+
+/// The last `chars` characters of `text`.
+fn tail(text: &str, chars: usize) -> &str {
+    let count = text.chars().count();
+    if count <= chars {
+        return text;
+    }
+    let skip = text.char_indices().nth(count - chars).map_or(0, |(i, _)| i);
+    &text[skip..]
 }
 
 /// Runs `command` with `stdin`, killing its process group after `timeout` and, in any case,
-/// once it exits (background children must not outlive the call).
-pub fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Result<Finished> {
+/// once it exits (background children must not outlive the call). Says whether the timeout
+/// struck.
+fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Result<(Finished, bool)> {
     let stdin_mode = if stdin.is_empty() { Stdio::null() } else { Stdio::piped() };
     let mut child = command.stdin(stdin_mode).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
     let pid = child.id();
@@ -65,20 +122,20 @@ pub fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Re
     let timed_out = done_rx.recv_timeout(timeout).is_err();
     kill_group(pid);
     let status = waiter.join().map_err(|_| std::io::Error::other("lost the child process"))??;
-    Ok(Finished {
+    let finished = Finished {
         status,
-        timed_out,
         stdout: stdout.map(|s| s.finish("stdout")).unwrap_or_default(),
         stderr: stderr.map(|s| s.finish("stderr")).unwrap_or_default(),
-    })
+    };
+    Ok((finished, timed_out))
 }
 
 /// A stream being read on its own thread into a capped buffer.
-struct Capture {
+struct StreamReader {
     rx: mpsc::Receiver<(Vec<u8>, u64)>,
 }
 
-fn capture(mut stream: impl Read + Send + 'static) -> Capture {
+fn capture(mut stream: impl Read + Send + 'static) -> StreamReader {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         let mut kept = Vec::new();
@@ -96,10 +153,10 @@ fn capture(mut stream: impl Read + Send + 'static) -> Capture {
         }
         let _ = tx.send((kept, dropped));
     });
-    Capture { rx }
+    StreamReader { rx }
 }
 
-impl Capture {
+impl StreamReader {
     /// The captured text (lossy UTF-8), with a marker when bytes were dropped.
     fn finish(self, name: &str) -> String {
         let Ok((kept, dropped)) = self.rx.recv_timeout(DRAIN_GRACE) else {

@@ -1,73 +1,87 @@
 //! `sql`: `SQLite`, bundled into the binary. `:memory:` is one database shared by every call in a
 //! run; a file database must lie inside the workspace, and SQL cannot reach past it (`ATTACH`
 //! and `VACUUM INTO` are refused by an authorizer).
+//!
+//! A file database is opened through its directory, itself opened beneath the workspace root
+//! and held open for as long as the connection: `SQLite` names the database and the journals
+//! beside it as `/proc/self/fd/<directory>/<name>` ([`beneath`]), so no directory on the way
+//! can be swapped for a symlink between the check and the open, and the last component is
+//! opened with `O_NOFOLLOW`.
+
+mod beneath;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use cap_std::fs::Dir;
 use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::{Value as SqlValue, ValueRef};
-use rusqlite::{Connection, OpenFlags, Statement};
+use rusqlite::{Connection, Statement};
 
 use super::args::Args;
+use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
-use super::spec::{Default, Kind, Param, ToolSpec};
+use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
-use super::workspace::{Entry, display};
+use super::workspace::{Confined, Entry};
 
 /// Most rows one query returns.
-pub const MAX_ROWS: usize = 10_000;
+const MAX_ROWS: usize = 10_000;
 
 const MEMORY: &str = ":memory:";
 
-pub static SQL: ToolSpec = ToolSpec {
-    name: "sql",
-    description: "SQLite; rows as dicts, writes give `[{rows_affected}]`; `:memory:` lasts the whole program.",
-    params: &[
-        Param {
-            name: "query",
-            kind: Kind::Str,
-            default: Default::Required,
-            doc: "SQL; several statements are allowed when none returns rows",
-        },
-        Param {
-            name: "db_path",
-            kind: Kind::Str,
-            default: Default::Str(MEMORY),
-            doc: "Database file in the workspace, or :memory:",
-        },
-        Param {
-            name: "params",
-            kind: Kind::SqlParams,
-            default: Default::None,
-            doc: "Values for ? (a list) or :name (a dict) placeholders",
-        },
-    ],
-    returns: "list[dict]",
-    risk: None,
+pub(crate) static SQL: Builtin = Builtin {
+    spec: ToolSpec {
+        name: "sql",
+        description: "SQLite; rows as dicts, writes give `[{rows_affected}]`; `:memory:` lasts the whole program.",
+        params: &[
+            Param::required("query", Kind::Str, "SQL; several statements are allowed when none returns rows"),
+            Param::new("db_path", Kind::Str, ParamDefault::Str(MEMORY), "Database file in the workspace, or :memory:"),
+            Param::optional("params", Kind::SqlParams, "Values for ? (a list) or :name (a dict) placeholders"),
+        ],
+        returns: "list[dict]",
+        risk: None,
+    },
     handler: sql,
 };
 
 /// The run's open databases: the in-memory one and any workspace files, each opened once.
 #[derive(Debug, Default)]
-pub struct Databases {
-    open: HashMap<PathBuf, Connection>,
+pub(crate) struct Databases {
+    memory: Option<Connection>,
+    files: HashMap<Confined, Database>,
 }
 
-fn sql(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+/// A file database and the directory it was opened through.
+#[derive(Debug)]
+struct Database {
+    connection: Connection,
+    /// `SQLite` names its files through this directory; it must outlive the connection.
+    _dir: Dir,
+}
+
+fn sql(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let query = args.str("query")?;
     let db_path = args.str("db_path")?;
-    let key = if db_path == MEMORY { PathBuf::from(MEMORY) } else { database_file(ctx, db_path)? };
     let deadline = ctx.deadline;
     let warnings = &mut Vec::new();
-    let conn = match ctx.databases.open.entry(key) {
-        std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
-        std::collections::hash_map::Entry::Vacant(slot) => {
-            let conn = open(slot.key(), db_path)?;
-            slot.insert(conn)
+    let conn = if db_path == MEMORY {
+        match &mut ctx.databases.memory {
+            Some(conn) => conn,
+            slot @ None => slot.insert(authorized(Connection::open_in_memory(), db_path)?),
+        }
+    } else {
+        let (dir, name) = database_file(ctx, db_path)?;
+        let key = dir.join(std::path::Path::new(&name)).ok_or_else(|| no_file(db_path))?;
+        match ctx.databases.files.entry(key) {
+            std::collections::hash_map::Entry::Occupied(slot) => &mut slot.into_mut().connection,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let opened = ctx.workspace.open_dir(&dir)?;
+                let connection = authorized(beneath::open(&opened, &name), db_path)?;
+                &mut slot.insert(Database { connection, _dir: opened }).connection
+            }
         }
     };
     conn.progress_handler(10_000, Some(move || Instant::now() >= deadline));
@@ -79,37 +93,37 @@ fn sql(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
     result
 }
 
-/// Resolves a database path inside the workspace: an existing regular file, or a new file in an
-/// existing directory. Symlinks are resolved inside the workspace first, and `SQLite` opens the
-/// result with `SQLITE_OPEN_NOFOLLOW`.
-fn database_file(ctx: &ToolContext, db_path: &str) -> Result<PathBuf, ToolError> {
+/// Resolves a database path inside the workspace to its directory (symlinks resolved inside the
+/// workspace) and its file name: an existing regular file, or a new file in an existing
+/// directory.
+fn database_file(ctx: &ToolContext, db_path: &str) -> Result<(Confined, String), ToolError> {
     let ws = &ctx.workspace;
     let rel = ws.confine(db_path)?;
     let real = match ws.canonical(&rel) {
         Ok(real) => {
             if ws.entry(&real)? != Entry::File {
-                return Err(ToolError::value(format!("sql() db_path '{}' is not a regular file", display(&rel))));
+                return Err(ToolError::value(format!("sql() db_path '{}' is not a regular file", rel.shown())));
             }
             real
         }
         Err(err) if err.kind == ErrorKind::FileNotFound => {
-            let parent = rel.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let name =
-                rel.file_name().ok_or_else(|| ToolError::value(format!("sql() db_path {db_path:?} names no file")))?;
-            ws.canonical(parent)?.join(name)
+            let name = rel.as_path().file_name().ok_or_else(|| no_file(db_path))?;
+            let parent = ws.canonical(&rel.parent())?;
+            parent.join(std::path::Path::new(name)).ok_or_else(|| no_file(db_path))?
         }
         Err(err) => return Err(err),
     };
-    Ok(ws.root().join(real))
+    let name = real.as_path().file_name().ok_or_else(|| no_file(db_path))?.to_string_lossy().into_owned();
+    Ok((real.parent(), name))
 }
 
-fn open(path: &Path, shown: &str) -> Result<Connection, ToolError> {
-    let conn = if path == Path::new(MEMORY) {
-        Connection::open_in_memory()
-    } else {
-        Connection::open_with_flags(path, OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW)
-    }
-    .map_err(|e| ToolError::new(ErrorKind::Os, format!("sql() could not open {shown}: {e}")))?;
+fn no_file(db_path: &str) -> ToolError {
+    ToolError::value(format!("sql() db_path {db_path:?} names no file"))
+}
+
+/// An opened connection, with SQL that reaches other files refused.
+fn authorized(opened: rusqlite::Result<Connection>, shown: &str) -> Result<Connection, ToolError> {
+    let conn = opened.map_err(|e| ToolError::new(ErrorKind::Os, format!("sql() could not open {shown}: {e}")))?;
     conn.authorizer(Some(|context: AuthContext<'_>| match context.action {
         AuthAction::Attach { .. } | AuthAction::Detach { .. } => Authorization::Deny,
         _ => Authorization::Allow,

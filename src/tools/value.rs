@@ -8,7 +8,7 @@ use serde_json::{Map, Number, Value as Json};
 
 /// A Python value as the host sees it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     None,
     Bool(bool),
     Int(i64),
@@ -29,19 +29,19 @@ pub enum Value {
 impl Value {
     /// A dict with string keys, in the given order.
     #[must_use]
-    pub fn dict<K: Into<String>>(pairs: impl IntoIterator<Item = (K, Value)>) -> Self {
+    pub(crate) fn dict<K: Into<String>>(pairs: impl IntoIterator<Item = (K, Value)>) -> Self {
         Self::Dict(pairs.into_iter().map(|(k, v)| (Self::Str(k.into()), v)).collect())
     }
 
     /// A list of strings.
     #[must_use]
-    pub fn str_list(items: impl IntoIterator<Item = String>) -> Self {
+    pub(crate) fn str_list(items: impl IntoIterator<Item = String>) -> Self {
         Self::List(items.into_iter().map(Self::Str).collect())
     }
 
     /// The Python type name, for `TypeError` messages.
     #[must_use]
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Self::None => "NoneType",
             Self::Bool(_) => "bool",
@@ -61,7 +61,7 @@ impl Value {
     /// (lossy UTF-8) strings, big ints become strings, NaN and infinities become null, and a dict
     /// with any non-string key becomes a list of `[key, value]` pairs.
     #[must_use]
-    pub fn to_json(&self) -> Json {
+    pub(crate) fn to_json(&self) -> Json {
         match self {
             Self::None => Json::Null,
             Self::Bool(b) => Json::Bool(*b),
@@ -91,7 +91,7 @@ impl Value {
 
     /// Converts JSON into a Python value (objects become dicts with string keys).
     #[must_use]
-    pub fn from_json(json: &Json) -> Self {
+    pub(crate) fn from_json(json: &Json) -> Self {
         match json {
             Json::Null => Self::None,
             Json::Bool(b) => Self::Bool(*b),

@@ -1,52 +1,49 @@
-//! `web_fetch`: HTTP(S) in-process, under the network policy. Loopback, private, link-local,
-//! unique-local and cloud-metadata addresses are refused unless the configuration allows them.
-//! The check runs on the addresses a name resolves to, and the connection is pinned to the
-//! checked address, so DNS cannot be used to slip past it; every redirect (at most 5) is
-//! checked the same way. Bodies are capped, HTML becomes readable text.
+//! `web_fetch`: HTTP(S) in-process, under the network policy ([`super::network`]). The policy
+//! is checked on the addresses a name resolves to, and the connection is pinned to the checked
+//! address, so DNS cannot be used to slip past it; every redirect (at most 5) is checked the
+//! same way. Bodies are capped, HTML becomes readable text.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use reqwest::redirect::Policy;
 use reqwest::{Method, Url};
 
 use super::args::Args;
+use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
-use super::spec::{Default, Kind, Param, ToolSpec};
+use super::network::{NetworkPolicy, check};
+use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
-use crate::config::NetworkPolicy;
 
 /// Redirects followed before giving up.
-pub const MAX_REDIRECTS: usize = 5;
+const MAX_REDIRECTS: usize = 5;
 
 /// Bytes of a response body read at most.
-pub const MAX_BODY: usize = 10 * 1024 * 1024;
+const MAX_BODY: usize = 10 * 1024 * 1024;
 
 /// Longest a single request may take (also cut to the run's remaining time).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub static WEB_FETCH: ToolSpec = ToolSpec {
-    name: "web_fetch",
-    description: "An http(s) page as text (HTML converted), cut to `max_length`; HTTP errors raise `OSError`; private addresses are refused.",
-    params: &[
-        Param { name: "url", kind: Kind::Str, default: Default::Required, doc: "http:// or https:// URL" },
-        Param { name: "method", kind: Kind::Str, default: Default::Str("GET"), doc: "HTTP method" },
-        Param { name: "headers", kind: Kind::StrDict, default: Default::None, doc: "Request headers" },
-        Param { name: "data", kind: Kind::Str, default: Default::None, doc: "Request body" },
-        Param {
-            name: "max_length",
-            kind: Kind::Int,
-            default: Default::Int(20_000),
-            doc: "Characters of text returned at most",
-        },
-    ],
-    returns: "str",
-    risk: None,
+pub(crate) static WEB_FETCH: Builtin = Builtin {
+    spec: ToolSpec {
+        name: "web_fetch",
+        description: "An http(s) page as text (HTML converted), cut to `max_length`; HTTP errors raise `OSError`; private addresses are refused.",
+        params: &[
+            Param::required("url", Kind::Str, "http:// or https:// URL"),
+            Param::new("method", Kind::Str, ParamDefault::Str("GET"), "HTTP method"),
+            Param::optional("headers", Kind::StrDict, "Request headers"),
+            Param::optional("data", Kind::Str, "Request body"),
+            Param::new("max_length", Kind::Int, ParamDefault::Int(20_000), "Characters of text returned at most"),
+        ],
+        returns: "str",
+        risk: None,
+    },
     handler: web_fetch,
 };
 
-fn web_fetch(ctx: &mut ToolContext, args: &Args) -> Result<Value, ToolError> {
+fn web_fetch(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let url = args.str("url")?;
     let method = Method::from_bytes(args.str("method")?.to_ascii_uppercase().as_bytes()).map_err(|_| {
         ToolError::value(format!(
@@ -216,72 +213,6 @@ impl Request {
     }
 }
 
-/// Refuses an address the policy does not allow, saying which setting would allow it.
-pub fn check(policy: &NetworkPolicy, host: &str, ip: IpAddr) -> Result<(), ToolError> {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if policy.allowed_hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(host) || *allowed == ip.to_string()) {
-        return Ok(());
-    }
-    let Some(kind) = restricted(ip) else { return Ok(()) };
-    if policy.allow_private && kind != "cloud metadata" {
-        return Ok(());
-    }
-    let setting = if kind == "cloud metadata" {
-        "network.allowed_hosts"
-    } else {
-        "network.allow_private or network.allowed_hosts"
-    };
-    Err(ToolError::permission(format!(
-        "web_fetch() refused {host}: it resolves to {ip}, a {kind} address (allow it with {setting} in config.json)"
-    )))
-}
-
-/// What kind of non-public address `ip` is, if it is one.
-#[must_use]
-pub fn restricted(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => restricted_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return restricted_v4(v4);
-            }
-            let first = v6.segments()[0];
-            if v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
-                Some("cloud metadata")
-            } else if v6.is_loopback() {
-                Some("loopback")
-            } else if v6.is_unspecified() {
-                Some("unspecified")
-            } else if first & 0xfe00 == 0xfc00 {
-                Some("unique-local")
-            } else if first & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else {
-                None
-            }
-        }
-    }
-}
-
-fn restricted_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, ..] = ip.octets();
-    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
-        Some("cloud metadata")
-    } else if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_private() {
-        Some("private")
-    } else if ip.is_link_local() {
-        Some("link-local")
-    } else if a == 100 && (64..128).contains(&b) {
-        Some("shared (carrier-grade NAT)")
-    } else if ip.is_unspecified() || a == 0 || ip.is_broadcast() || ip.is_multicast() {
-        Some("reserved")
-    } else {
-        None
-    }
-}
-
 /// reqwest's messages repeat the URL; the caller already names it.
 fn strip_url(message: &str) -> String {
     message.split(" for url (").next().unwrap_or(message).to_owned()
@@ -290,42 +221,6 @@ fn strip_url(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn non_public_addresses_are_recognised() {
-        for (ip, kind) in [
-            ("127.0.0.1", "loopback"),
-            ("10.1.2.3", "private"),
-            ("172.16.0.1", "private"),
-            ("192.168.1.1", "private"),
-            ("169.254.169.254", "cloud metadata"),
-            ("169.254.1.1", "link-local"),
-            ("100.64.0.1", "shared (carrier-grade NAT)"),
-            ("0.0.0.0", "reserved"),
-            ("::1", "loopback"),
-            ("fd00:ec2::254", "cloud metadata"),
-            ("fc00::1", "unique-local"),
-            ("fe80::1", "link-local"),
-            ("::ffff:10.0.0.1", "private"),
-        ] {
-            assert_eq!(restricted(ip.parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))), Some(kind), "{ip}");
-        }
-        assert_eq!(restricted("93.184.216.34".parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))), None);
-    }
-
-    #[test]
-    fn policy_allows_private_addresses_and_listed_hosts_but_never_metadata_by_default() {
-        let loopback: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
-        let metadata: IpAddr = IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254));
-        let strict = NetworkPolicy::default();
-        assert!(check(&strict, "localhost", loopback).is_err());
-        let private = NetworkPolicy { allow_private: true, allowed_hosts: Vec::new() };
-        assert!(check(&private, "localhost", loopback).is_ok());
-        assert!(check(&private, "metadata", metadata).is_err());
-        let listed = NetworkPolicy { allow_private: false, allowed_hosts: vec!["127.0.0.1".into()] };
-        assert!(check(&listed, "127.0.0.1", loopback).is_ok());
-        assert!(check(&listed, "10.0.0.1", "10.0.0.1".parse().unwrap_or(loopback)).is_err());
-    }
 
     #[test]
     fn long_text_is_cut_with_a_marker() {

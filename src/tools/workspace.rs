@@ -1,12 +1,17 @@
 //! The workspace: the only door from the sandbox to the file system.
 //!
-//! [`Workspace::confine`] turns whatever path a program passes into a path relative to the
-//! workspace root, refusing absolute paths elsewhere and `..` that climbs out. Every file
-//! operation then goes through a `cap_std::fs::Dir` opened on the root, which resolves the path
-//! beneath it in the kernel (`openat2(RESOLVE_BENEATH)` where available): a symlink, at any
-//! level, that leads outside is refused at open time, so there is no check-then-open race.
-//! Only regular files are ever read; devices, FIFOs and sockets are refused after opening
-//! without blocking.
+//! [`Workspace::confine`] turns whatever path a program passes into a [`Confined`] path,
+//! relative to the workspace root, refusing absolute paths elsewhere and `..` that climbs out;
+//! it is the only way to make one, and every file operation here takes one. Each operation then
+//! goes through a `cap_std::fs::Dir` opened on the root, which resolves the path beneath it in
+//! the kernel (`openat2(RESOLVE_BENEATH)` where available): a symlink, at any level, that leads
+//! outside is refused at open time, so there is no check-then-open race. Only regular files are
+//! ever read; devices, FIFOs and sockets are refused after opening without blocking.
+//!
+//! Two kinds of callers get more than a handle. Walkers (`glob`, `grep`) get the host path of a
+//! directory resolved through the `Dir` ([`Workspace::host_dir`]) to list it, and re-open every
+//! file they report through the `Dir`. `SQLite` gets a directory opened beneath the root
+//! ([`Workspace::open_dir`]) and names its files through that open directory.
 
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
@@ -18,55 +23,102 @@ use super::error::{ErrorKind, ToolError};
 
 /// The directory tools may touch.
 #[derive(Debug)]
-pub struct Workspace {
+pub(crate) struct Workspace {
     /// Canonical absolute root.
     root: PathBuf,
     dir: Dir,
 }
 
+/// A path inside the workspace, relative to its root and normalised (no `.`, no `..`, `.` for
+/// the root itself). Only [`Workspace::confine`] and the methods below make one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Confined(PathBuf);
+
+impl Confined {
+    fn root() -> Self {
+        Self(PathBuf::from("."))
+    }
+
+    /// `rel`, known to be normalised and inside.
+    fn from_normal(rel: PathBuf) -> Self {
+        if rel.as_os_str().is_empty() { Self::root() } else { Self(rel) }
+    }
+
+    #[must_use]
+    pub(crate) fn as_path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The path as programs see it: `/`-separated, no leading `./`.
+    #[must_use]
+    pub(crate) fn shown(&self) -> String {
+        display(&self.0)
+    }
+
+    /// The directory this path is in (the root for a top-level name).
+    #[must_use]
+    pub(crate) fn parent(&self) -> Self {
+        self.0.parent().map_or_else(Self::root, |parent| Self::from_normal(parent.to_path_buf()))
+    }
+
+    /// `below` inside this path, when `below` has only plain names (as a walker reports them).
+    #[must_use]
+    pub(crate) fn join(&self, below: &Path) -> Option<Self> {
+        let plain = below.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+        let base = if self.0 == Path::new(".") { PathBuf::new() } else { self.0.clone() };
+        let joined = base.join(below);
+        plain.then(|| Self::from_normal(joined.components().filter(|c| *c != Component::CurDir).collect()))
+    }
+
+    /// The part of this path below `base`, if it is below it.
+    #[must_use]
+    pub(crate) fn below(&self, base: &Self) -> Option<&Path> {
+        if base.0 == Path::new(".") { Some(&self.0) } else { self.0.strip_prefix(&base.0).ok() }
+    }
+}
+
 /// A path opened by [`Workspace::open_entry`].
 #[derive(Debug)]
-pub enum Opened {
+pub(crate) enum Opened {
     File(File, u64),
     Dir,
 }
 
-/// Reads an opened regular file of `len` bytes, refusing anything larger than `max_bytes`.
-pub fn read_capped(file: File, len: u64, rel: &Path, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
-    if len > max_bytes {
-        return Err(ToolError::value(format!(
-            "'{}' is {} bytes, over the {max_bytes}-byte limit for one read; pass view_range to read part of it",
-            display(rel),
-            len
-        )));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| io_error(&e, rel))?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(ToolError::value(format!("'{}' grew past {max_bytes} bytes while being read", display(rel))));
-    }
-    Ok(bytes)
-}
-
 /// What a path names inside the workspace, following symlinks that stay inside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     File,
     Dir,
     /// A device, FIFO or socket: never read.
     Special,
 }
 
+/// Reads an opened regular file of `len` bytes, refusing anything larger than `max_bytes`.
+pub(crate) fn read_capped(file: File, len: u64, rel: &Confined, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
+    if len > max_bytes {
+        return Err(ToolError::value(format!(
+            "'{}' is {len} bytes, over the {max_bytes}-byte limit for one read; pass view_range to read part of it",
+            rel.shown()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| io_error(&e, rel))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ToolError::value(format!("'{}' grew past {max_bytes} bytes while being read", rel.shown())));
+    }
+    Ok(bytes)
+}
+
 impl Workspace {
     /// Opens the workspace at `root`, which must be canonical.
-    pub fn open(root: &Path) -> io::Result<Self> {
+    pub(crate) fn open(root: &Path) -> io::Result<Self> {
         let dir = Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
         Ok(Self { root: root.to_path_buf(), dir })
     }
 
     /// The canonical root.
     #[must_use]
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
@@ -76,7 +128,7 @@ impl Workspace {
     /// `..` is resolved lexically; climbing above the root is a `PermissionError`. Symlinks are
     /// not looked at here: the kernel-side resolution in every operation below refuses those
     /// that leave the workspace.
-    pub fn confine(&self, path: &str) -> Result<PathBuf, ToolError> {
+    pub(crate) fn confine(&self, path: &str) -> Result<Confined, ToolError> {
         if path.contains('\0') {
             return Err(ToolError::value(format!("path {path:?} contains a NUL byte")));
         }
@@ -96,40 +148,47 @@ impl Workspace {
                 Component::RootDir | Component::Prefix(_) => return Err(outside(path)),
             }
         }
-        if normal.as_os_str().is_empty() {
-            normal.push(".");
-        }
-        Ok(normal)
+        Ok(Confined::from_normal(normal))
+    }
+
+    /// [`Self::confine`], then [`Self::canonical`]: where a program's path really leads.
+    pub(crate) fn resolve(&self, path: &str) -> Result<Confined, ToolError> {
+        self.canonical(&self.confine(path)?)
     }
 
     /// What `rel` is, following symlinks inside the workspace.
-    pub fn entry(&self, rel: &Path) -> Result<Entry, ToolError> {
-        let meta = self.dir.metadata(rel).map_err(|e| io_error(&e, rel))?;
+    pub(crate) fn entry(&self, rel: &Confined) -> Result<Entry, ToolError> {
+        let meta = self.dir.metadata(rel.as_path()).map_err(|e| io_error(&e, rel))?;
         Ok(classify(&meta))
     }
 
-    /// The real location of `rel` (symlinks inside the workspace resolved), relative to the root.
-    pub fn canonical(&self, rel: &Path) -> Result<PathBuf, ToolError> {
-        let real = self.dir.canonicalize(rel).map_err(|e| io_error(&e, rel))?;
-        Ok(if real.as_os_str().is_empty() { PathBuf::from(".") } else { real })
+    /// The real location of `rel` (symlinks inside the workspace resolved).
+    pub(crate) fn canonical(&self, rel: &Confined) -> Result<Confined, ToolError> {
+        let real = self.dir.canonicalize(rel.as_path()).map_err(|e| io_error(&e, rel))?;
+        Ok(Confined::from_normal(real))
     }
 
     /// The host path of a directory inside the workspace, for walkers that need one. The
     /// directory is resolved through the confined `Dir` first, so the result lies inside.
-    pub fn host_dir(&self, rel: &Path) -> Result<PathBuf, ToolError> {
+    pub(crate) fn host_dir(&self, rel: &Confined) -> Result<PathBuf, ToolError> {
         let real = self.canonical(rel)?;
         match self.entry(&real)? {
-            Entry::Dir => Ok(self.root.join(real)),
-            _ => Err(ToolError::new(ErrorKind::NotADirectory, format!("not a directory: '{}'", display(rel)))),
+            Entry::Dir => Ok(self.root.join(real.as_path())),
+            _ => Err(ToolError::new(ErrorKind::NotADirectory, format!("not a directory: '{}'", rel.shown()))),
         }
+    }
+
+    /// Opens the directory `rel` beneath the root, for a caller that names files through it.
+    pub(crate) fn open_dir(&self, rel: &Confined) -> Result<Dir, ToolError> {
+        self.dir.open_dir(rel.as_path()).map_err(|e| io_error(&e, rel))
     }
 
     /// Opens what `rel` names, once, for reading: a regular file with its size, or a directory.
     /// The open never blocks (a FIFO or device is refused after opening, before any read).
-    pub fn open_entry(&self, rel: &Path) -> Result<Opened, ToolError> {
+    pub(crate) fn open_entry(&self, rel: &Confined) -> Result<Opened, ToolError> {
         let mut options = OpenOptions::new();
         options.read(true).custom_flags(nonblocking_flags());
-        let file = self.dir.open_with(rel, &options).map_err(|e| io_error(&e, rel))?;
+        let file = self.dir.open_with(rel.as_path(), &options).map_err(|e| io_error(&e, rel))?;
         let meta = file.metadata().map_err(|e| io_error(&e, rel))?;
         match classify(&meta) {
             Entry::File => Ok(Opened::File(file, meta.len())),
@@ -139,22 +198,22 @@ impl Workspace {
     }
 
     /// Opens a regular file for reading and returns it with its size.
-    pub fn open_regular(&self, rel: &Path) -> Result<(File, u64), ToolError> {
+    pub(crate) fn open_regular(&self, rel: &Confined) -> Result<(File, u64), ToolError> {
         match self.open_entry(rel)? {
             Opened::File(file, len) => Ok((file, len)),
-            Opened::Dir => Err(ToolError::new(ErrorKind::IsADirectory, format!("is a directory: '{}'", display(rel)))),
+            Opened::Dir => Err(ToolError::new(ErrorKind::IsADirectory, format!("is a directory: '{}'", rel.shown()))),
         }
     }
 
     /// Reads a regular file, refusing anything larger than `max_bytes`.
-    pub fn read(&self, rel: &Path, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
+    pub(crate) fn read(&self, rel: &Confined, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
         let (file, len) = self.open_regular(rel)?;
         read_capped(file, len, rel, max_bytes)
     }
 
     /// Lists a directory: sorted names, `/` after directories.
-    pub fn list(&self, rel: &Path) -> Result<Vec<String>, ToolError> {
-        let entries = self.dir.read_dir(rel).map_err(|e| io_error(&e, rel))?;
+    pub(crate) fn list(&self, rel: &Confined) -> Result<Vec<String>, ToolError> {
+        let entries = self.dir.read_dir(rel.as_path()).map_err(|e| io_error(&e, rel))?;
         let mut names = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| io_error(&e, rel))?;
@@ -170,44 +229,46 @@ impl Workspace {
 
     /// Creates a new file atomically: written beside its target, then linked into place,
     /// which fails if anything already exists there. Parent directories are created.
-    pub fn create_new(&self, rel: &Path, contents: &[u8]) -> Result<(), ToolError> {
-        let parent = rel.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        match self.entry(parent) {
+    pub(crate) fn create_new(&self, rel: &Confined, contents: &[u8]) -> Result<(), ToolError> {
+        let parent = rel.parent();
+        match self.entry(&parent) {
             Ok(Entry::Dir) => {}
             Ok(_) => {
-                return Err(ToolError::new(
-                    ErrorKind::NotADirectory,
-                    format!("not a directory: '{}'", display(parent)),
-                ));
+                return Err(ToolError::new(ErrorKind::NotADirectory, format!("not a directory: '{}'", parent.shown())));
             }
             Err(err) if err.kind == ErrorKind::FileNotFound => {
-                self.dir.create_dir_all(parent).map_err(|e| io_error(&e, parent))?;
+                self.dir.create_dir_all(parent.as_path()).map_err(|e| io_error(&e, &parent))?;
             }
             Err(err) => return Err(err),
         }
         let temp = self.write_temp(rel, contents, None)?;
-        let linked = self.dir.hard_link(&temp, &self.dir, rel);
+        let linked = self.dir.hard_link(&temp, &self.dir, rel.as_path());
         let _ = self.dir.remove_file(&temp);
         linked.map_err(|e| io_error(&e, rel))
     }
 
     /// Replaces an existing regular file atomically (temp file + rename), keeping its mode.
-    pub fn replace(&self, rel: &Path, contents: &[u8]) -> Result<(), ToolError> {
-        let meta = self.dir.metadata(rel).map_err(|e| io_error(&e, rel))?;
+    pub(crate) fn replace(&self, rel: &Confined, contents: &[u8]) -> Result<(), ToolError> {
+        let meta = self.dir.metadata(rel.as_path()).map_err(|e| io_error(&e, rel))?;
         let temp = self.write_temp(rel, contents, Some(meta.permissions()))?;
-        self.dir.rename(&temp, &self.dir, rel).map_err(|e| {
+        self.dir.rename(&temp, &self.dir, rel.as_path()).map_err(|e| {
             let _ = self.dir.remove_file(&temp);
             io_error(&e, rel)
         })
     }
 
     /// Writes `contents` to a fresh, uniquely named file next to `rel` and returns its path.
-    fn write_temp(&self, rel: &Path, contents: &[u8], permissions: Option<Permissions>) -> Result<PathBuf, ToolError> {
+    fn write_temp(
+        &self,
+        rel: &Confined,
+        contents: &[u8],
+        permissions: Option<Permissions>,
+    ) -> Result<PathBuf, ToolError> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = rel.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = rel.as_path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let temp_name =
             format!(".{name}.codeact-{}-{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-        let temp = rel.with_file_name(temp_name);
+        let temp = rel.as_path().with_file_name(temp_name);
         let mut options = OpenOptions::new();
         options.write(true).create_new(true).mode(0o644);
         let mut file = self.dir.open_with(&temp, &options).map_err(|e| io_error(&e, rel))?;
@@ -224,8 +285,7 @@ impl Workspace {
 }
 
 /// A workspace-relative path as programs see it: `/`-separated, no leading `./`.
-#[must_use]
-pub fn display(rel: &Path) -> String {
+fn display(rel: &Path) -> String {
     let text = rel.to_string_lossy();
     let text = text.strip_prefix("./").unwrap_or(&text);
     if text.is_empty() { ".".to_owned() } else { text.replace('\\', "/") }
@@ -241,18 +301,19 @@ fn classify(meta: &cap_std::fs::Metadata) -> Entry {
     }
 }
 
-fn io_error(err: &io::Error, rel: &Path) -> ToolError {
-    ToolError::io(err, &display(rel))
+/// An I/O error on `rel` as the Python exception of the same kind.
+pub(crate) fn io_error(err: &io::Error, rel: &Confined) -> ToolError {
+    ToolError::io(err, &rel.shown())
 }
 
 fn outside(path: &str) -> ToolError {
     ToolError::permission(format!("'{path}' is outside the workspace"))
 }
 
-fn not_regular(rel: &Path) -> ToolError {
+fn not_regular(rel: &Confined) -> ToolError {
     ToolError::permission(format!(
         "'{}' is not a regular file (devices, FIFOs and sockets are never read)",
-        display(rel)
+        rel.shown()
     ))
 }
 
@@ -267,19 +328,23 @@ mod tests {
     use super::*;
 
     fn workspace() -> (tempfile::TempDir, Workspace) {
-        let temp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = temp.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        let ws = Workspace::open(&root).unwrap_or_else(|e| panic!("{e}"));
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap();
+        let ws = Workspace::open(&root).unwrap();
         (temp, ws)
+    }
+
+    fn path(confined: Result<Confined, ToolError>) -> PathBuf {
+        confined.unwrap().as_path().to_path_buf()
     }
 
     #[test]
     fn confine_normalises_relative_and_inside_absolute_paths() {
         let (_temp, ws) = workspace();
-        assert_eq!(ws.confine("./a/../b/c.py"), Ok(PathBuf::from("b/c.py")));
-        assert_eq!(ws.confine(""), Ok(PathBuf::from(".")));
+        assert_eq!(path(ws.confine("./a/../b/c.py")), PathBuf::from("b/c.py"));
+        assert_eq!(path(ws.confine("")), PathBuf::from("."));
         let absolute = ws.root().join("src/x.py");
-        assert_eq!(ws.confine(&absolute.to_string_lossy()), Ok(PathBuf::from("src/x.py")));
+        assert_eq!(path(ws.confine(&absolute.to_string_lossy())), PathBuf::from("src/x.py"));
     }
 
     #[test]
@@ -289,5 +354,18 @@ mod tests {
             let err = ws.confine(path).err();
             assert_eq!(err.map(|e| e.kind), Some(ErrorKind::Permission), "{path}");
         }
+    }
+
+    #[test]
+    fn confined_paths_only_grow_by_plain_names() {
+        let (_temp, ws) = workspace();
+        let src = ws.confine("src").unwrap();
+        assert_eq!(src.join(Path::new("a/b.py")).map(|c| c.shown()), Some("src/a/b.py".into()));
+        assert_eq!(src.join(Path::new("../x")), None);
+        assert_eq!(src.join(Path::new("/etc")), None);
+        let root = ws.confine(".").unwrap();
+        assert_eq!(root.join(Path::new("a.py")).map(|c| c.shown()), Some("a.py".into()));
+        assert_eq!(ws.confine("src/a.py").unwrap().parent(), src);
+        assert_eq!(src.parent(), root);
     }
 }

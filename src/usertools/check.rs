@@ -7,61 +7,28 @@ use std::process::Command;
 
 use super::markdown::{self, Language};
 use super::{Problem, secrets};
-use crate::backend::monty;
-use crate::config;
-use crate::tools::registry::is_reserved;
+use crate::tools::builtin::is_reserved;
 
-/// Names a user tool may not take: the built-in tools, the MCP helpers, and Python built-ins a
-/// call would reach first.
-pub const RESERVED: &[&str] = &[
-    "mcp_call",
-    "mcp_tools",
-    "github_api",
-    "web_fetch",
-    "call_tool",
-    "print",
-    "len",
-    "range",
-    "open",
-    "input",
-    "list",
-    "dict",
-    "set",
-    "str",
-    "int",
-    "float",
-    "bool",
-    "tuple",
-    "type",
-    "sorted",
-    "min",
-    "max",
-    "sum",
-    "any",
-    "all",
-    "map",
-    "filter",
-    "zip",
-    "enumerate",
-    "repr",
-    "isinstance",
-    "getattr",
-    "hasattr",
-    "abs",
-    "round",
-];
+/// How `check` validates what it cannot parse itself, given by the command layer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Validators {
+    /// The first syntax error in Python code: (1-based line, message).
+    pub(crate) python: fn(&str) -> Option<(usize, String)>,
+    /// Whether the text of a `config.json` is valid; `Err` names the key and the position.
+    pub(crate) config: fn(&str) -> Result<(), String>,
+}
 
 /// The files `check` looks at by default: each config dir's `config.json` and `tools/`.
 #[must_use]
-pub fn default_targets(workspace: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = config::user_dir().into_iter().collect();
+pub(crate) fn default_targets(user_config: Option<&Path>, workspace: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = user_config.into_iter().map(Path::to_path_buf).collect();
     dirs.push(workspace.join(".codeact"));
     dirs.iter().flat_map(|dir| [dir.join("config.json"), dir.join("tools")]).filter(|p| p.exists()).collect()
 }
 
 /// Checks every file under `targets` and returns every problem, sorted by file and line.
 #[must_use]
-pub fn check(targets: &[PathBuf]) -> Vec<Problem> {
+pub(crate) fn check(targets: &[PathBuf], validators: Validators) -> Vec<Problem> {
     let mut files = Vec::new();
     for target in targets {
         collect(target, true, &mut files);
@@ -84,7 +51,7 @@ pub fn check(targets: &[PathBuf]) -> Vec<Problem> {
         }
         match path.extension().and_then(|e| e.to_str()) {
             Some("json") => {
-                if let Err(message) = config::check_text(&text) {
+                if let Err(message) = (validators.config)(&text) {
                     problems.push(Problem::error(path, line_of(&message), message));
                 }
             }
@@ -109,7 +76,7 @@ pub fn check(targets: &[PathBuf]) -> Vec<Problem> {
                     names.insert(stem, path.clone());
                 }
                 if let Some(tool) = tool {
-                    problems.extend(check_code(path, &tool));
+                    problems.extend(check_code(path, &tool, validators.python));
                 }
             }
             _ => {}
@@ -121,9 +88,9 @@ pub fn check(targets: &[PathBuf]) -> Vec<Problem> {
 
 /// Whether the code block parses: Python with Monty's parser, JavaScript with `node --check`
 /// when node is installed.
-fn check_code(path: &Path, tool: &markdown::MarkdownTool) -> Vec<Problem> {
+fn check_code(path: &Path, tool: &markdown::MarkdownTool, python: fn(&str) -> Option<(usize, String)>) -> Vec<Problem> {
     match tool.language {
-        Language::Python => monty::syntax_error(&tool.code)
+        Language::Python => python(&tool.code)
             .map(|(line, message)| {
                 Problem::error(
                     path,
@@ -152,7 +119,7 @@ fn check_code(path: &Path, tool: &markdown::MarkdownTool) -> Vec<Problem> {
                         stderr.lines().find(|l| l.contains("Error")).unwrap_or("syntax error").trim().to_owned();
                     vec![Problem::error(
                         path,
-                        tool.code_line + line - 1,
+                        tool.code_line + line.saturating_sub(1),
                         format!("the JavaScript code does not parse: {message}"),
                     )]
                 }

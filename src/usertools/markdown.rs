@@ -8,13 +8,11 @@ use std::path::Path;
 use yaml_rust2::{Yaml, YamlLoader};
 
 use super::{Problem, is_identifier};
-
-/// Input types the schema table accepts (each may also end in `[]`).
-pub const TYPES: &[&str] = &["string", "number", "integer", "boolean", "object", "array"];
+use crate::tools::spec::{JsonBase, JsonType};
 
 /// Where a tool's code runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Language {
+pub(crate) enum Language {
     /// Inside the sandbox, with the other tools.
     Python,
     /// On the host under `node`.
@@ -25,29 +23,28 @@ pub enum Language {
 
 /// One declared input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Input {
-    pub name: String,
-    /// One of [`TYPES`], optionally with `[]`.
-    pub ty: String,
-    pub description: String,
-    pub required: bool,
+pub(crate) struct Input {
+    pub(crate) name: String,
+    pub(crate) ty: JsonType,
+    pub(crate) description: String,
+    pub(crate) required: bool,
 }
 
 /// A tool file that parsed without errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MarkdownTool {
-    pub name: String,
-    pub description: String,
-    pub inputs: Vec<Input>,
-    pub language: Language,
-    pub code: String,
+pub(crate) struct MarkdownTool {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) inputs: Vec<Input>,
+    pub(crate) language: Language,
+    pub(crate) code: String,
     /// The line of the code's first line in the file.
-    pub code_line: usize,
+    pub(crate) code_line: usize,
 }
 
 /// Parses `text`, the contents of the tool file `path`.
 #[must_use]
-pub fn parse(path: &Path, text: &str) -> (Option<MarkdownTool>, Vec<Problem>) {
+pub(crate) fn parse(path: &Path, text: &str) -> (Option<MarkdownTool>, Vec<Problem>) {
     let lines: Vec<&str> = text.lines().collect();
     let mut file = File { path, lines: &lines, problems: Vec::new() };
     let (body_start, name, description) = file.frontmatter();
@@ -199,10 +196,12 @@ impl File<'_> {
             if inputs.iter().any(|i| &i.name == input) {
                 self.error(*line, format!("input `{input}` is declared twice"));
             }
-            if !TYPES.contains(&ty.trim_end_matches("[]")) {
+            let parsed = JsonType::parse(ty);
+            if parsed.is_none() {
+                let types: Vec<&str> = JsonBase::ALL.iter().map(|t| t.name()).collect();
                 self.error(
                     *line,
-                    format!("input `{input}` has type `{ty}`; use one of {} (or one of them + `[]`)", TYPES.join(", ")),
+                    format!("input `{input}` has type `{ty}`; use one of {} (or one of them + `[]`)", types.join(", ")),
                 );
             }
             let required = match required.to_ascii_lowercase().as_str() {
@@ -213,7 +212,8 @@ impl File<'_> {
                     false
                 }
             };
-            inputs.push(Input { name: input.clone(), ty: ty.clone(), description: about.clone(), required });
+            let ty = parsed.unwrap_or(JsonType { base: JsonBase::String, list: false });
+            inputs.push(Input { name: input.clone(), ty, description: about.clone(), required });
         }
         inputs
     }

@@ -30,7 +30,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 
 /// Each line (1-based) of `text` that looks like it holds a secret, with what it looks like.
 #[must_use]
-pub fn find(text: &str) -> Vec<(usize, &'static str)> {
+pub(crate) fn find(text: &str) -> Vec<(usize, &'static str)> {
     text.lines()
         .enumerate()
         .filter_map(|(i, line)| PATTERNS.iter().find(|p| p.regex.is_match(line)).map(|p| (i + 1, p.what)))

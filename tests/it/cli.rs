@@ -13,7 +13,7 @@ fn version_names_codeact_and_monty() {
 #[test]
 fn help_lists_every_codeact_variable() {
     let out = TestEnv::new().run(&["--help"], "").code(0);
-    for (name, _) in codeact::env::ALL {
+    for name in codeact::env::ALL {
         assert!(out.stdout.contains(name), "--help does not mention {name}");
     }
 }
@@ -60,7 +60,7 @@ fn backends_that_cannot_run_here_exit_3_with_a_hint() {
     let env = TestEnv::new();
     let guest = env.home().join(".local/share/codeact/guest/python-3.14.0-guest-0.8.0");
     env.run(&["run", "--backend", "wasm", "--code", "1"], "").code(3).stderr(&format!(
-        "error: the `wasm` backend is not available: the CPython guest is not installed (looked in {})\n\
+        "error: the `wasm` backend is not available: the CPython guest is not installed (looked in `{}`)\n\
          hint: run `codeact guest install` (or use `--backend monty`)\n",
         guest.display()
     ));

@@ -45,7 +45,7 @@ fn load(path: &Path) -> Case {
 fn check(case: &Case, backend: &str) -> Option<String> {
     let mut env = TestEnv::with_fixture_workspace();
     if backend == "wasm" {
-        env = env.with_wasm()?;
+        env = env.with_wasm();
     }
     let mut args: Vec<&str> = vec!["run", "--json", "--backend", backend];
     args.extend(case.args.iter().map(String::as_str));
@@ -107,9 +107,7 @@ fn python_corpus_passes_on_monty() {
 }
 
 #[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
 fn python_corpus_passes_on_wasm() {
-    if TestEnv::new().with_wasm().is_none() {
-        return;
-    }
     corpus_passes_on("wasm");
 }

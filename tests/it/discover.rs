@@ -6,13 +6,9 @@ use crate::support::TestEnv;
 
 fn filters(env: &TestEnv) -> Vec<(String, &'static str)> {
     vec![
-        (regex_escape(&env.workspace().display().to_string()), "[WORKSPACE]"),
-        (regex_escape(crate::support::BIN), "[BIN]"),
+        (regex::escape(&env.workspace().display().to_string()), "[WORKSPACE]"),
+        (regex::escape(crate::support::BIN), "[BIN]"),
     ]
-}
-
-fn regex_escape(text: &str) -> String {
-    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '/' { c.to_string() } else { format!("\\{c}") }).collect()
 }
 
 #[test]

@@ -16,7 +16,7 @@ fn with_fake_gh() -> TestEnv {
                   printf '], \"stdin\": %s}\\n' \"${input:-null}\"\n";
     std::fs::write(bin.join("gh"), script).unwrap();
     std::fs::set_permissions(bin.join("gh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!("{}:{}", bin.display(), env.path());
     env.env("PATH", &path)
 }
 
@@ -27,11 +27,11 @@ fn tool_names(env: &TestEnv) -> Vec<String> {
 
 #[test]
 fn github_api_is_offered_only_with_gh_or_a_token() {
-    let bare = TestEnv::new().env("PATH", "/usr/bin:/bin");
+    let bare = TestEnv::new();
     assert!(!tool_names(&bare).contains(&"github_api".to_owned()));
     assert_eq!(bare.error_of("github_api(endpoint='user')").0, "NameError");
     assert!(tool_names(&with_fake_gh()).contains(&"github_api".to_owned()));
-    let token = TestEnv::new().env("PATH", "/usr/bin:/bin").env("GITHUB_TOKEN", "ghp_example");
+    let token = TestEnv::new().env("GITHUB_TOKEN", "ghp_example");
     assert!(tool_names(&token).contains(&"github_api".to_owned()));
 }
 

@@ -16,7 +16,7 @@ fn detect_says_what_auto_picks_and_why() {
     env.run(&["detect"], "").code(0).stdout(&format!(
         "auto picks monty (hyperlight and wasm unavailable)\n  \
          hyperlight  no   not part of this build of codeact\n  \
-         wasm        no   the CPython guest is not installed (looked in {})\n  \
+         wasm        no   the CPython guest is not installed (looked in `{}`)\n  \
          monty       yes  Monty 0.0.23 is embedded in the binary (always available)\n",
         guest.display()
     ));
@@ -35,7 +35,7 @@ fn preflight_passes_for_monty_and_fails_with_a_fix_otherwise() {
     let guest = env.home().join(".local/share/codeact/guest/python-3.14.0-guest-0.8.0");
     env.run(&["preflight", "--backend", "wasm"], "").code(3).stdout(&format!(
         "preflight for backend wasm:\n  ok    compiled in: wasmtime 48.0.8 is compiled into this binary\n  \
-         FAIL  guest: the CPython guest is not installed (looked in {})\n        \
+         FAIL  guest: the CPython guest is not installed (looked in `{}`)\n        \
          fix: codeact guest install\n",
         guest.display()
     ));

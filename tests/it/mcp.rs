@@ -1,7 +1,7 @@
 //! MCP servers as Python functions, against real servers from npm
 //! (`@modelcontextprotocol/server-everything` and `server-filesystem`, pinned in
-//! `tests/e2e/package.json`, installed by `.ci/run`). Without them these tests skip with a
-//! message, except under `CI`, where that fails.
+//! `tests/e2e/package.json`, installed by `.ci/run`). The tests that need them are `#[ignore]`d;
+//! `.ci/run` installs them and runs every test.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::support::{TestEnv, npm_bin, process_alive};
 
-fn server_bin(name: &str) -> Option<PathBuf> {
+fn server_bin(name: &str) -> PathBuf {
     npm_bin(name)
 }
 
@@ -26,8 +26,9 @@ fn everything(bin: &Path) -> Value {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn stdio_tools_are_listed_called_and_return_structured_content() {
-    let Some(bin) = server_bin("mcp-server-everything") else { return };
+    let bin = server_bin("mcp-server-everything");
     let env = with_servers(&json!({"everything": everything(&bin)}));
     let program = "names = [t['name'] for t in mcp_tools('everything')]\n\
                    print('echo' in names, 'get-sum' in names)\n\
@@ -45,8 +46,9 @@ fn stdio_tools_are_listed_called_and_return_structured_content() {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn error_results_and_unknown_names_raise_listing_what_exists() {
-    let Some(bin) = server_bin("mcp-server-everything") else { return };
+    let bin = server_bin("mcp-server-everything");
     let env = with_servers(&json!({"everything": everything(&bin)}));
     let (kind, message) = env.error_of("everything__get_sum(a='x', b=1)");
     assert_eq!(kind, "RuntimeError");
@@ -70,8 +72,9 @@ fn error_results_and_unknown_names_raise_listing_what_exists() {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn many_calls_in_one_run_reuse_one_server_process_which_is_reaped() {
-    let Some(bin) = server_bin("mcp-server-everything") else { return };
+    let bin = server_bin("mcp-server-everything");
     let env = with_servers(&json!({"everything": everything(&bin)}));
     let program = "total = 0\nfor i in range(50):\n    total += len(everything__echo(message=str(i)))\nprint(total)";
     env.run_code(program).code(0).stdout("390\n");
@@ -82,8 +85,9 @@ fn many_calls_in_one_run_reuse_one_server_process_which_is_reaped() {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn a_slow_tool_past_its_per_call_timeout_raises_timeout_error() {
-    let Some(bin) = server_bin("mcp-server-everything") else { return };
+    let bin = server_bin("mcp-server-everything");
     let mut server = everything(&bin);
     server["timeout"] = json!(1);
     let env = with_servers(&json!({"everything": server}));
@@ -97,8 +101,9 @@ fn a_slow_tool_past_its_per_call_timeout_raises_timeout_error() {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn a_server_that_exits_mid_run_raises_and_the_run_goes_on() {
-    let Some(bin) = server_bin("mcp-server-everything") else { return };
+    let bin = server_bin("mcp-server-everything");
     let env = with_servers(&json!({"everything": everything(&bin)}));
     let program = "print(everything__echo(message='one'))\n\
                    bash(command='kill $(cat starts.log)')\n\
@@ -108,8 +113,9 @@ fn a_server_that_exits_mid_run_raises_and_the_run_goes_on() {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn a_server_command_that_does_not_exist_is_reported_and_never_advertised() {
-    let Some(bin) = server_bin("mcp-server-everything") else { return };
+    let bin = server_bin("mcp-server-everything");
     let env = with_servers(&json!({"everything": everything(&bin), "ghost": {"command": "/nonexistent/mcp-server"}}));
     let (kind, message) = env.error_of("ghost__anything()");
     assert_eq!(kind, "RuntimeError");
@@ -131,8 +137,9 @@ fn a_server_command_that_does_not_exist_is_reported_and_never_advertised() {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn stdio_servers_get_a_minimal_environment_plus_their_own_expanded_env() {
-    let Some(bin) = server_bin("mcp-server-everything") else { return };
+    let bin = server_bin("mcp-server-everything");
     let mut server = everything(&bin);
     server["env"] = json!({"GREETING": "hello ${env:CODEACT_TEST_NAME}"});
     let env = with_servers(&json!({"everything": server}))
@@ -145,12 +152,9 @@ fn stdio_servers_get_a_minimal_environment_plus_their_own_expanded_env() {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn two_servers_work_side_by_side_in_one_program() {
-    let (Some(everything_bin), Some(fs_bin)) =
-        (server_bin("mcp-server-everything"), server_bin("mcp-server-filesystem"))
-    else {
-        return;
-    };
+    let (everything_bin, fs_bin) = (server_bin("mcp-server-everything"), server_bin("mcp-server-filesystem"));
     let env = TestEnv::new().file("notes.txt", "from the filesystem server\n");
     let servers =
         json!({"everything": everything(&everything_bin), "files": {"command": fs_bin, "args": [env.workspace()]}});
@@ -190,8 +194,9 @@ fn http_server(bin: &Path) -> HttpServer {
 }
 
 #[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn streamable_http_servers_work_with_configured_headers() {
-    let Some(bin) = server_bin("mcp-server-everything") else { return };
+    let bin = server_bin("mcp-server-everything");
     let server = http_server(&bin);
     let url = format!("http://127.0.0.1:{}/mcp", server.1);
     let env = with_servers(

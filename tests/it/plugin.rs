@@ -1,13 +1,8 @@
 //! The Copilot CLI plugin folder: its manifests, the launcher, and the files generated from the
-//! tool registry (regenerate them with `CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin`).
+//! tool catalogue (regenerate them with `CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin`).
 
 use std::path::{Path, PathBuf};
 
-use codeact::backend::Backend;
-use codeact::config::ToolFilter;
-use codeact::render::Reference;
-use codeact::sandbox::Limits;
-use codeact::tools::Registry;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -28,18 +23,10 @@ Run codeact through this plugin's launcher; `<skill base directory>` is the dire
 
 ";
 
-/// The plugin files generated from the registry, and what they must contain.
+/// The plugin files generated from the built-in tools, and what they must contain.
 fn generated() -> Vec<(PathBuf, String)> {
-    let registry = Registry::new(&ToolFilter::default());
-    let limits = Limits::default();
-    let agent =
-        Reference { backend: Backend::Monty, registry: &registry, limits: &limits, binary: "codeact", mcp: &[] }
-            .agent_file("CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin")
-            .unwrap();
-    let skill =
-        Reference { backend: Backend::Monty, registry: &registry, limits: &limits, binary: SKILL_LAUNCHER, mcp: &[] }
-            .reference()
-            .unwrap();
+    let (agent, skill) =
+        codeact::plugin_files("CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin", SKILL_LAUNCHER).unwrap();
     vec![
         (plugin_dir().join("agents/codeact.agent.md"), agent),
         (plugin_dir().join("skills/monty-codeact/SKILL.md"), format!("{MONTY_SKILL_HEAD}{skill}")),
@@ -47,7 +34,7 @@ fn generated() -> Vec<(PathBuf, String)> {
 }
 
 #[test]
-fn plugin_files_are_generated_from_the_tool_registry() {
+fn plugin_files_are_generated_from_the_tool_catalogue() {
     let update = std::env::var_os("CODEACT_UPDATE_PLUGIN").is_some();
     for (path, expected) in generated() {
         if update {
@@ -119,14 +106,14 @@ fn every_skill_has_a_name_and_a_description_and_install_skills_have_run_scripts(
     }
 }
 
-/// Runs the launcher with a minimal PATH that has no codeact on it.
+/// Runs the launcher with the test's `PATH`, which has no codeact on it.
 fn launcher(env: &TestEnv, args: &[&str], codeact_bin: Option<&str>) -> crate::support::Output {
     let mut command = std::process::Command::new("sh");
     command
         .arg(plugin_dir().join("bin/codeact"))
         .args(args)
         .env_clear()
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", env.path())
         .env("HOME", env.home());
     if let Some(bin) = codeact_bin {
         command.env("CODEACT_BIN", bin);

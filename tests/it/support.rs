@@ -12,7 +12,39 @@ use tempfile::TempDir;
 /// The binary under test.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_codeact");
 
-/// An isolated environment: `root/ws` is the workspace, `root/home` is HOME.
+/// The programs the tests run — directly, through `bash` and `sh` tools, drop-ins, MCP servers
+/// and the Copilot CLI. Each test's `PATH` is one folder of links to exactly these, found once
+/// on the machine's `PATH`: what else a machine has there (a `gh`, say) never changes a result.
+const PROGRAMS: &[&str] = &[
+    "sh", "bash", "env", "cat", "chmod", "cp", "date", "dirname", "echo", "false", "grep", "head", "id", "kill", "ln",
+    "ls", "mkdir", "mkfifo", "mv", "node", "printf", "ps", "pwd", "rm", "sed", "seq", "sleep", "sort", "tail", "test",
+    "touch", "tr", "true", "uname", "wc", "xargs", "yes",
+];
+
+/// Where each of [`PROGRAMS`] is on this machine, and `python3` as the interpreter itself (not a
+/// version manager's shim, which would depend on `HOME`).
+fn programs() -> &'static [(String, PathBuf)] {
+    static FOUND: std::sync::OnceLock<Vec<(String, PathBuf)>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+        let mut found: Vec<(String, PathBuf)> = PROGRAMS
+            .iter()
+            .filter_map(|name| {
+                let at = dirs.iter().map(|dir| dir.join(name)).find(|candidate| candidate.is_file())?;
+                Some(((*name).to_owned(), at))
+            })
+            .collect();
+        let python = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output();
+        if let Some(out) = python.ok().filter(|out| out.status.success()) {
+            found.push(("python3".to_owned(), PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())));
+        }
+        found
+    })
+}
+
+/// An isolated environment: `root/ws` is the workspace, `root/home` is HOME, `root/bin` is the
+/// whole `PATH`.
 pub(crate) struct TestEnv {
     temp: TempDir,
     env: Vec<(String, String)>,
@@ -29,8 +61,11 @@ pub(crate) struct Output {
 impl TestEnv {
     pub(crate) fn new() -> Self {
         let temp = tempfile::Builder::new().prefix("codeact-test-").tempdir().expect("tempdir");
-        for dir in ["ws", "home", "home/.config", "home/.cache", "home/.copilot", "outside"] {
+        for dir in ["ws", "home", "home/.config", "home/.cache", "home/.copilot", "outside", "bin"] {
             std::fs::create_dir_all(temp.path().join(dir)).expect("mkdir");
+        }
+        for (name, at) in programs() {
+            std::os::unix::fs::symlink(at, temp.path().join("bin").join(name)).expect("link a program");
         }
         Self { temp, env: Vec::new() }
     }
@@ -57,6 +92,11 @@ impl TestEnv {
 
     pub(crate) fn home(&self) -> PathBuf {
         self.root().join("home")
+    }
+
+    /// The `PATH` the binary gets: the test's own folder of programs.
+    pub(crate) fn path(&self) -> String {
+        self.root().join("bin").display().to_string()
     }
 
     /// The user config dir the binary sees (`$XDG_CONFIG_HOME/codeact`).
@@ -107,7 +147,7 @@ impl TestEnv {
             .args(args)
             .current_dir(self.workspace())
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", self.path())
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("XDG_CACHE_HOME", home.join(".cache"))
@@ -220,28 +260,29 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A program from `tests/e2e/node_modules/.bin` (installed by `npm ci --prefix tests/e2e`).
-/// Without it a test skips, saying so — except under `CI`, where that fails.
-pub(crate) fn npm_bin(name: &str) -> Option<PathBuf> {
+/// A program from `tests/e2e/node_modules/.bin`, installed by `npm ci --prefix tests/e2e` (as
+/// `.ci/run` does). The tests that use one are `#[ignore]`d, so `cargo test -- --include-ignored`
+/// without it fails, saying what to run.
+pub(crate) fn npm_bin(name: &str) -> PathBuf {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/node_modules/.bin").join(name);
-    if bin.exists() {
-        return Some(bin);
-    }
-    assert!(std::env::var_os("CI").is_none(), "{name} is missing: run `npm ci --prefix tests/e2e`");
-    #[expect(clippy::print_stderr, reason = "a skipped test says why")]
-    {
-        eprintln!("skipping: {name} is not installed (run `npm ci --prefix tests/e2e`)");
-    }
-    None
+    assert!(bin.exists(), "{name} is missing: run `npm ci --prefix tests/e2e`");
+    bin
 }
 
-/// Whether the process `pid` (as text) is still running.
+/// Whether the process `pid` (as text) is still running: it exists and is not a zombie
+/// waiting for whoever inherited it to reap it.
 pub(crate) fn process_alive(pid: &str) -> bool {
-    std::process::Command::new("kill")
-        .args(["-0", pid.trim()])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
+    let pid = pid.trim();
+    let exists = pid
+        .parse()
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
+    // `/proc/<pid>/stat` is `pid (name) state …`; the name may hold spaces and parentheses.
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned)));
+    exists && state.as_deref() != Some("Z")
 }
 
 /// The plugin's skills, sorted.
@@ -257,14 +298,14 @@ pub(crate) const SKILLS: &[&str] = &[
 
 /// The guest the `wasm` tests share, installed once per test run (and kept in `target/` between
 /// runs) from the wheels in `$CODEACT_TEST_WHEELS` or `target/guest-wheels`, which `.ci/run`
-/// fetches with `pip download`: (guest dir, cache dir). `None` (the test skips, saying why)
-/// when the wheels are not there; in CI that is a failure.
-pub(crate) fn wasm_guest() -> Option<&'static (PathBuf, PathBuf)> {
-    static GUEST: std::sync::OnceLock<Option<(PathBuf, PathBuf)>> = std::sync::OnceLock::new();
-    GUEST.get_or_init(install_test_guest).as_ref()
+/// fetches with `pip download`: (guest dir, cache dir). The tests that use it are `#[ignore]`d;
+/// run without the wheels, they fail saying where the wheels come from.
+pub(crate) fn wasm_guest() -> &'static (PathBuf, PathBuf) {
+    static GUEST: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    GUEST.get_or_init(install_test_guest)
 }
 
-fn install_test_guest() -> Option<(PathBuf, PathBuf)> {
+fn install_test_guest() -> (PathBuf, PathBuf) {
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     let wheels = std::env::var_os("CODEACT_TEST_WHEELS").map_or_else(|| target.join("guest-wheels"), PathBuf::from);
     let root = target.join("it-guest");
@@ -274,7 +315,6 @@ fn install_test_guest() -> Option<(PathBuf, PathBuf)> {
         command
             .args(args)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &root)
             .env("CODEACT_GUEST_DIR", &guest)
             .env("CODEACT_CACHE_DIR", &cache);
@@ -286,18 +326,11 @@ fn install_test_guest() -> Option<(PathBuf, PathBuf)> {
         .and_then(|out| serde_json::from_slice::<Value>(&out.stdout).ok())
         .is_some_and(|status| status["installed"] == true);
     if !installed {
-        if !wheels.is_dir() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "the guest wheels are missing from {}: `.ci/run` downloads them",
-                wheels.display()
-            );
-            #[expect(clippy::print_stderr, reason = "a skipped test says why")]
-            {
-                eprintln!("skipping: no guest wheels in {} (see .ci/run)", wheels.display());
-            }
-            return None;
-        }
+        assert!(
+            wheels.is_dir(),
+            "the guest wheels are missing from {}: fetch them as `.ci/run` does (pip download)",
+            wheels.display()
+        );
         let out =
             command(&["guest", "install", "--from", &wheels.to_string_lossy()]).output().expect("run guest install");
         assert!(out.status.success(), "guest install failed:\n{}", String::from_utf8_lossy(&out.stderr));
@@ -305,13 +338,13 @@ fn install_test_guest() -> Option<(PathBuf, PathBuf)> {
     // Compile the component now, once, rather than in many tests at the same time.
     let out = command(&["run", "--backend", "wasm", "--code", "print(1)"]).output().expect("run print(1)");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n", "{}", String::from_utf8_lossy(&out.stderr));
-    Some((guest, cache))
+    (guest, cache)
 }
 
 impl TestEnv {
-    /// This environment with the shared `wasm` guest, or `None` when it is unavailable.
-    pub(crate) fn with_wasm(self) -> Option<Self> {
-        let (guest, cache) = wasm_guest()?;
-        Some(self.env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &cache.to_string_lossy()))
+    /// This environment with the shared `wasm` guest.
+    pub(crate) fn with_wasm(self) -> Self {
+        let (guest, cache) = wasm_guest();
+        self.env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &cache.to_string_lossy())
     }
 }

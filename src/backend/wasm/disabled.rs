@@ -2,49 +2,54 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::guest::Installed;
-use crate::sandbox::{Host, Outcome, ProgramError};
+use crate::hint;
+use crate::sandbox::{GuestCache, Host, Outcome, ProgramError};
 
 /// No wasmtime in this build.
-pub const WASMTIME_VERSION: &str = "none";
+pub(crate) const WASMTIME_VERSION: &str = "none";
 
 const NOT_BUILT: &str = "the wasm backend is not compiled into this build of codeact";
 
-pub fn precompile(_installed: &Installed) -> Result<PathBuf> {
-    bail!("{NOT_BUILT}\nhint: build codeact with `--features wasm`")
+const BUILD_IT: &str = "build codeact with `--features wasm`";
+
+pub(crate) fn precompile(_installed: &Installed) -> Result<PathBuf> {
+    Err(hint::error(NOT_BUILT, BUILD_IT))
 }
 
-pub fn compile_stdlib(_installed: &Installed) -> Result<()> {
-    bail!("{NOT_BUILT}\nhint: build codeact with `--features wasm`")
+pub(crate) fn compile_stdlib(_installed: &Installed) -> Result<()> {
+    Err(hint::error(NOT_BUILT, BUILD_IT))
 }
 
 /// Nothing to load.
-pub struct Loading;
+pub(crate) struct Loading;
 
 impl Loading {
     #[must_use]
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         Self
+    }
+
+    #[must_use]
+    #[expect(clippy::unused_self, reason = "the same method as the enabled backend's")]
+    pub(crate) fn cache(&self) -> Option<(GuestCache, String)> {
+        None
     }
 }
 
-pub fn run(_program: &str, host: &mut Host, _loading: Loading) -> Outcome {
+pub(crate) fn run(_program: &str, host: &mut Host, _loading: Loading) -> Outcome {
     Outcome {
         stdout: String::new(),
         truncated: false,
         stderr: String::new(),
         return_value: None,
         return_repr: None,
-        error: Some(ProgramError {
-            kind: "RuntimeError".to_owned(),
-            message: NOT_BUILT.to_owned(),
-            line: None,
-            traceback: format!("RuntimeError: {NOT_BUILT}"),
-        }),
+        error: Some(ProgramError::internal(NOT_BUILT)),
         backend: "wasm",
-        duration: host.started.elapsed(),
+        guest_cache: None,
+        duration: host.elapsed(),
         tool_calls: 0,
     }
 }

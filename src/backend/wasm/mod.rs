@@ -4,12 +4,12 @@
 #[cfg(feature = "wasm")]
 mod enabled;
 #[cfg(feature = "wasm")]
-pub use enabled::{Loading, WASMTIME_VERSION, compile_stdlib, precompile, run};
+pub(crate) use enabled::{Loading, WASMTIME_VERSION, compile_stdlib, precompile, run};
 
 #[cfg(not(feature = "wasm"))]
 mod disabled;
 #[cfg(not(feature = "wasm"))]
-pub use disabled::{Loading, WASMTIME_VERSION, compile_stdlib, precompile, run};
+pub(crate) use disabled::{Loading, WASMTIME_VERSION, compile_stdlib, precompile, run};
 
 /// Whether this build carries the backend.
-pub const COMPILED_IN: bool = cfg!(feature = "wasm");
+pub(crate) const COMPILED_IN: bool = cfg!(feature = "wasm");

@@ -1,5 +1,5 @@
-# codeact's Python tool worker: one process per run serves every call to the `tools/*.py`
-# drop-ins, one JSON request per line on stdin, one JSON answer per line on the protocol pipe.
+# codeact's worker for Python drop-ins (`tools/*.py`): one process per run serves every call,
+# one JSON request per line on stdin, one JSON answer per line on the protocol pipe.
 # The tools' own prints go to stderr, so they can never corrupt an answer.
 import importlib.util
 import json

@@ -1,4 +1,4 @@
-//! The Python drop-ins (`tools/*.py`): run on the host by one `python3` worker per run, started
+//! Python drop-ins (`tools/*.py`): run on the host by one `python3` worker per run, started
 //! on first use and reused for every call; JSON in and out over pipes. A call that outlasts its
 //! time kills the worker (the next call starts a new one); the worker is always reaped.
 
@@ -10,21 +10,20 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
-use super::load;
 use crate::tools::{ErrorKind, ToolError, Value};
 
 /// The worker's source, embedded in the binary.
-const WORKER: &str = include_str!("worker.py");
+const WORKER: &str = include_str!("dropin.py");
 
 /// Longest one call may take (also cut to the run's remaining time).
-pub const CALL_TIMEOUT: Duration = Duration::from_mins(1);
+pub(crate) const CALL_TIMEOUT: Duration = Duration::from_mins(1);
 
-/// The drop-in files of `workspace`: `tools/*.py` of each config dir, not starting with `_`.
+/// The drop-in files in `dirs`: `*.py` not starting with `_` (or `.`), sorted in each folder.
 #[must_use]
-pub fn files(workspace: &Path) -> Vec<PathBuf> {
+pub(crate) fn files(dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in load::tool_dirs(workspace) {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
         let mut found: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())
@@ -37,13 +36,77 @@ pub fn files(workspace: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The run's drop-ins: their files and, once a call needs it, the one worker serving them.
+#[derive(Debug, Default)]
+pub(crate) struct DropIns {
+    files: Vec<PathBuf>,
+    /// Where the worker runs: the workspace.
+    cwd: PathBuf,
+    worker: Option<Worker>,
+}
+
+/// What a worker says about one drop-in.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Described {
+    pub(crate) name: String,
+    /// Why the file could not be loaded.
+    pub(crate) error: Option<String>,
+    pub(crate) description: String,
+    /// The `parameters` of its `TOOL` dict, when it gives them.
+    pub(crate) parameters: Option<Json>,
+}
+
+impl DropIns {
+    #[must_use]
+    pub(crate) fn new(files: Vec<PathBuf>, cwd: &Path) -> Self {
+        Self { files, cwd: cwd.to_path_buf(), worker: None }
+    }
+
+    #[must_use]
+    pub(crate) fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Calls the drop-in `name` with `args` (a dict), starting the worker on first use. A call
+    /// that times out kills the worker; the next call starts another.
+    pub(crate) fn call(&mut self, name: &str, args: &Value, timeout: Duration) -> Result<Value, ToolError> {
+        let worker = match &mut self.worker {
+            Some(worker) => worker,
+            slot @ None => slot.insert(Worker::start(&self.files, &self.cwd)?),
+        };
+        let result = worker.call(name, args, timeout);
+        if result.as_ref().is_err_and(|err| err.kind == ErrorKind::Timeout) {
+            self.worker = None;
+        }
+        result
+    }
+
+    /// Each drop-in's name and description, from a worker started for the purpose.
+    pub(crate) fn describe(&self, timeout: Duration) -> Result<Vec<Described>, ToolError> {
+        let answer = Worker::start(&self.files, &self.cwd)?.ask(&json!({"describe": true}), timeout)?;
+        let listed = answer["ok"].as_array().cloned().unwrap_or_default();
+        Ok(listed
+            .iter()
+            .filter_map(|tool| {
+                Some(Described {
+                    name: tool["name"].as_str()?.to_owned(),
+                    error: tool["error"].as_str().map(str::to_owned),
+                    description: tool["description"].as_str().unwrap_or_default().to_owned(),
+                    parameters: tool
+                        .get("parameters")
+                        .filter(|p| p.as_object().is_some_and(|m| !m.is_empty()))
+                        .cloned(),
+                })
+            })
+            .collect())
+    }
+}
+
 /// A running worker.
-pub struct Worker {
+struct Worker {
     child: Child,
     stdin: ChildStdin,
     answers: Receiver<String>,
-    /// How many workers this run has started.
-    pub started: usize,
 }
 
 impl std::fmt::Debug for Worker {
@@ -54,7 +117,7 @@ impl std::fmt::Debug for Worker {
 
 impl Worker {
     /// Starts `python3` on the drop-ins.
-    pub fn start(files: &[PathBuf], cwd: &Path) -> Result<Self, ToolError> {
+    fn start(files: &[PathBuf], cwd: &Path) -> Result<Self, ToolError> {
         let mut child = Command::new("python3")
             .arg("-u")
             .arg("-c")
@@ -76,7 +139,7 @@ impl Worker {
                 }
             }
         });
-        Ok(Self { child, stdin, answers, started: 1 })
+        Ok(Self { child, stdin, answers })
     }
 
     /// Sends one request and waits for its answer.
@@ -96,7 +159,7 @@ impl Worker {
     }
 
     /// Calls the drop-in `name` with `args` (a dict).
-    pub fn call(&mut self, name: &str, args: &Value, timeout: Duration) -> Result<Value, ToolError> {
+    fn call(&mut self, name: &str, args: &Value, timeout: Duration) -> Result<Value, ToolError> {
         let answer = self
             .ask(&json!({"tool": name, "args": args.to_json()}), timeout)
             .map_err(|e| ToolError::new(e.kind, format!("{name}(): {}", e.message)))?;
@@ -108,12 +171,6 @@ impl Worker {
             ));
         }
         Ok(Value::from_json(&answer["ok"]))
-    }
-
-    /// Each drop-in's name, description and parameters, or its load error.
-    pub fn describe(&mut self, timeout: Duration) -> Result<Vec<Json>, ToolError> {
-        let answer = self.ask(&json!({"describe": true}), timeout)?;
-        Ok(answer["ok"].as_array().cloned().unwrap_or_default())
     }
 }
 

@@ -1,37 +1,44 @@
-//! The limits of one run and how sizes are written (`512MiB`, `1G`, `1048576`).
+//! The limits of one run, their defaults — the one place they are written — and how sizes and
+//! durations are read and written (`512MiB`, `1G`, `1048576`; `30s`, `0.5s`).
 
 use std::time::Duration;
 
+/// The limits a run gets when nothing sets them; `--help` and the environment help quote them.
+pub(crate) const DEFAULT: Limits = Limits {
+    timeout: Duration::from_secs(30),
+    max_memory: 512 * 1024 * 1024,
+    max_output: 20_000,
+    max_tool_calls: 10_000,
+    max_recursion: 1000,
+};
+
+/// The longest `--timeout` accepted, in seconds (one day).
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
 /// Every limit a run is held to. All are on by default.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Wall-clock time for the whole run, interpreter and tool calls together.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Bytes the program's heap may hold.
-    pub max_memory: usize,
+    pub(crate) max_memory: usize,
     /// Bytes of stdout kept; beyond it the head and the tail are kept.
-    pub max_output: usize,
+    pub(crate) max_output: usize,
     /// Tool calls allowed in one run.
-    pub max_tool_calls: u64,
+    pub(crate) max_tool_calls: u64,
     /// Python call depth before `RecursionError`.
-    pub max_recursion: usize,
+    pub(crate) max_recursion: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self {
-            timeout: Duration::from_secs(30),
-            max_memory: 512 * 1024 * 1024,
-            max_output: 20_000,
-            max_tool_calls: 10_000,
-            max_recursion: 1000,
-        }
+        DEFAULT
     }
 }
 
 /// Parses a size such as `512MiB`, `512M`, `1.5G`, `64k` or a plain byte count.
 /// Units are binary (`M` and `MiB` both mean 2^20 bytes), case-insensitive.
-pub fn parse_size(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
     let trimmed = text.trim();
     let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(split);
@@ -53,7 +60,7 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
 
 /// Writes a byte count the way people read limits: `512 MiB`, `1.5 GiB`, `20000 bytes`.
 #[must_use]
-pub fn format_size(bytes: usize) -> String {
+pub(crate) fn format_size(bytes: usize) -> String {
     const UNITS: [(&str, usize); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     for (unit, size) in UNITS {
         if bytes >= size {
@@ -71,21 +78,21 @@ pub fn format_size(bytes: usize) -> String {
 
 /// Writes a duration as seconds without noise: `30s`, `0.5s`.
 #[must_use]
-pub fn format_seconds(duration: Duration) -> String {
+pub(crate) fn format_seconds(duration: Duration) -> String {
     let secs = duration.as_secs_f64();
     if duration.subsec_nanos() == 0 { format!("{}s", duration.as_secs()) } else { format!("{secs}s") }
 }
 
 /// Parses `--timeout` (seconds, fractions allowed).
-pub fn parse_timeout_arg(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_timeout_arg(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text.trim().parse().map_err(|_| format!("`{text}` is not a number of seconds"))?;
     parse_timeout(seconds)
 }
 
 /// Turns a `--timeout` value into a duration, refusing zero, negatives and absurd values.
-pub fn parse_timeout(seconds: f64) -> Result<Duration, String> {
-    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
-        return Err(format!("timeout must be between 0 and 86400 seconds, got {seconds}"));
+pub(crate) fn parse_timeout(seconds: f64) -> Result<Duration, String> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECS) {
+        return Err(format!("timeout must be between 0 and {MAX_TIMEOUT_SECS} seconds, got {seconds}"));
     }
     Ok(Duration::from_secs_f64(seconds))
 }

@@ -1,0 +1,61 @@
+//! Writing a file atomically: the bytes go to a fresh temporary file in the target's directory,
+//! which is then renamed over the target, so a reader sees the old file or the new one, never
+//! half of one. Every file codeact writes for itself goes through [`write`].
+
+use std::io::{self, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+use std::path::Path;
+
+/// Who may read the file, and how much a crash may lose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// 0644 in an ordinary directory: files the user's other tools read.
+    Shared,
+    /// 0600 in a 0700 directory, synced to disk: caches and installs.
+    Private,
+    /// 0600, not synced: small state rewritten often, where losing the last write is harmless.
+    Scratch,
+}
+
+/// Writes `bytes` to `path` atomically, creating its directory when needed.
+pub(crate) fn write(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let (file_mode, dir_mode) = match access {
+        Access::Shared => (0o644, 0o755),
+        Access::Private | Access::Scratch => (0o600, 0o700),
+    };
+    std::fs::DirBuilder::new().recursive(true).mode(dir_mode).create(dir)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut file = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(file_mode))
+        .tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    if access == Access::Private {
+        file.as_file().sync_all()?;
+    }
+    file.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt as _;
+
+    use super::*;
+
+    #[test]
+    fn a_write_replaces_the_file_whole_with_the_mode_asked_for() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("sub/state");
+        write(&path, b"one", Access::Private).unwrap();
+        write(&path, b"two", Access::Private).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(temp.path().join("sub")).unwrap().mode() & 0o777, 0o700);
+        let names: Vec<_> =
+            std::fs::read_dir(temp.path().join("sub")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["state"], "no temporary file is left behind");
+    }
+}

@@ -1,0 +1,32 @@
+//! [`Choice`]: the backend a user asks for, on the command line, in the environment or in
+//! `config.json`.
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+/// Where Python runs, as asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Choice {
+    /// The best backend that works here.
+    Auto,
+    /// `Monty`, the embedded interpreter (always available).
+    Monty,
+    /// Full `CPython` as a `WebAssembly` component.
+    Wasm,
+    /// Full `CPython` in a `Hyperlight` micro-VM (not part of this build yet).
+    #[value(hide = true)]
+    Hyperlight,
+}
+
+impl Choice {
+    #[must_use]
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Monty => "monty",
+            Self::Wasm => "wasm",
+            Self::Hyperlight => "hyperlight",
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The Monty backend: Python on pydantic's embedded interpreter. Only this folder names `monty`
+//! or `monty_types` items, so an upgrade of Monty touches nothing else.
+
+mod convert;
+mod error;
+mod os;
+mod run;
+
+pub(crate) use run::{VERSION, run, run_tool, syntax_error};

@@ -1,0 +1,84 @@
+//! Monty's OS calls: `open()`, `pathlib` and `os` pause the interpreter, and only read-only
+//! file access inside the workspace is served, through the same confinement as the tools.
+
+use monty::{OsCall, RunProgress};
+use monty_types::{ExtFunctionResult, MontyException, MontyObject, OsFunctionCall, PrintWriter};
+
+use super::error::{exception, limit_exception};
+use super::run::Printer;
+use crate::sandbox::{Host, LimitHit};
+use crate::tools::workspace::Entry;
+use crate::tools::{ErrorKind, ToolError, files};
+
+/// What to use instead of file operations that are not served.
+const READ_INSTEAD: &str = "read files with view(path=…) and list them with glob(pattern=…)";
+const WRITE_INSTEAD: &str = "write files with create(path=…, file_text=…) or edit(path=…, old_str=…, new_str=…)";
+
+/// `open()`, `pathlib` and `os` calls: read-only file access inside the workspace is served
+/// through the same confinement as the tools; everything else is refused with what to use instead.
+pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
+    if host.past_deadline() {
+        return call.abort(limit_exception(host, LimitHit::Time), PrintWriter::Callback(printer));
+    }
+    if let Err(hit) = host.count_call() {
+        return call.abort(limit_exception(host, hit), PrintWriter::Callback(printer));
+    }
+    let ws = &host.context().workspace;
+    let probe = |path: &str, want: Option<Entry>| -> Result<MontyObject, ToolError> {
+        let rel = ws.confine(path)?;
+        match ws.entry(&rel) {
+            Ok(entry) => Ok(MontyObject::Bool(want.is_none_or(|w| w == entry))),
+            Err(err) if matches!(err.kind, ErrorKind::FileNotFound | ErrorKind::NotADirectory) => {
+                Ok(MontyObject::Bool(false))
+            }
+            Err(err) => Err(err),
+        }
+    };
+    let answer = match &call.function_call {
+        OsFunctionCall::Exists(path) => probe(path, None),
+        OsFunctionCall::IsFile(path) => probe(path, Some(Entry::File)),
+        OsFunctionCall::IsDir(path) => probe(path, Some(Entry::Dir)),
+        OsFunctionCall::ReadText(path) => files::read_text(ws, path).map(MontyObject::String),
+        OsFunctionCall::ReadBytes(path) => {
+            ws.confine(path).and_then(|rel| ws.read(&rel, files::MAX_VIEW_BYTES)).map(MontyObject::Bytes)
+        }
+        OsFunctionCall::Iterdir(path) => ws.confine(path).and_then(|rel| ws.list(&rel)).map(|names| {
+            let base = path.trim_end_matches('/');
+            MontyObject::List(
+                names
+                    .into_iter()
+                    .map(|name| MontyObject::Path(format!("{base}/{}", name.trim_end_matches('/'))))
+                    .collect(),
+            )
+        }),
+        OsFunctionCall::Getenv(_) | OsFunctionCall::GetEnviron => Err(ToolError::permission(
+            "environment variables are not readable inside codeact; pass values in the program text",
+        )),
+        OsFunctionCall::Open(_)
+        | OsFunctionCall::IsSymlink(_)
+        | OsFunctionCall::Stat(_)
+        | OsFunctionCall::Resolve(_)
+        | OsFunctionCall::Absolute(_) => Err(refused(&call, ErrorKind::Permission, READ_INSTEAD)),
+        OsFunctionCall::WriteText(_)
+        | OsFunctionCall::AppendText(_)
+        | OsFunctionCall::WriteBytes(_)
+        | OsFunctionCall::AppendBytes(_)
+        | OsFunctionCall::Mkdir(_)
+        | OsFunctionCall::Unlink(_)
+        | OsFunctionCall::Rmdir(_)
+        | OsFunctionCall::Rename(_) => Err(refused(&call, ErrorKind::Permission, WRITE_INSTEAD)),
+        OsFunctionCall::DateToday | OsFunctionCall::DateTimeNow(_) => {
+            Err(refused(&call, ErrorKind::Runtime, "run bash(command='date') if you need the time"))
+        }
+    };
+    let result = match answer {
+        Ok(object) => ExtFunctionResult::Return(object),
+        Err(err) => ExtFunctionResult::Error(exception(&err)),
+    };
+    call.resume(result, PrintWriter::Callback(printer))
+}
+
+/// The error for an OS call that is not served, saying what to do `instead`.
+fn refused(call: &OsCall, kind: ErrorKind, instead: &str) -> ToolError {
+    ToolError::new(kind, format!("{} is not available inside codeact; {instead}", call.function_call.name()))
+}

@@ -1,0 +1,224 @@
+//! A Monty run: the interpreter's pause/resume loop. Every call of a name the program did not
+//! define pauses the interpreter and reaches [`Host::call`]; `open()`, `pathlib` and
+//! `os.getenv` pause as OS calls, of which only read-only file access inside the workspace is
+//! served ([`super::os`]). The wall-clock
+//! deadline is re-armed at every pause (Monty's own clock stops while the host works), memory is
+//! counted by `monty-alloc` while the interpreter runs, and the loop runs on a thread with a
+//! large stack so deep recursion ends in `RecursionError`, not a crash.
+
+use std::borrow::Cow;
+use std::time::{Duration, Instant};
+
+use monty::{FunctionCall, MontyRun, NameLookup, RunProgress};
+use monty_types::{
+    CompileOptions, ExcType, ExtFunctionResult, MontyException, MontyObject, NameLookupResult, PrintWriter,
+    PrintWriterCallback, ResourceLimits, ResourceTracker,
+};
+
+use super::convert::{from_value, key_name, python_repr, to_value};
+use super::error::{compile_error, exception, limit_exception, runtime_error};
+use super::os::os_call;
+use crate::sandbox::{Capture, Dispatch, Host, LimitHit, Outcome, ProgramError};
+use crate::tools::{ErrorKind, ToolError, Value};
+
+/// The name tracebacks give the program.
+pub(super) const SCRIPT_NAME: &str = "<program>";
+
+/// Stack for the interpreter thread: deep recursion must reach `RecursionError` first.
+const STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// The Monty version compiled in.
+pub(crate) const VERSION: &str = monty_types::MONTY_VERSION;
+
+/// The first syntax problem in `code` as Monty parses it: (1-based line, message).
+#[must_use]
+pub(crate) fn syntax_error(code: &str) -> Option<(usize, String)> {
+    let exc = MontyRun::new(code.to_owned(), SCRIPT_NAME, Vec::new(), CompileOptions::default()).err()?;
+    let line = exc.traceback().last().map_or(1, |f| f.start.line as usize);
+    Some((line, exc.summary()))
+}
+
+/// Runs `program` to completion against `host`.
+pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
+    let mut capture = Capture::new(host.limits().max_output);
+    let result = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("monty".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, || execute(program, host, &mut capture))
+            .map(std::thread::ScopedJoinHandle::join)
+    });
+    disarm_memory();
+    let (return_value, return_repr, error) = match result {
+        Ok(Ok(Ok(MontyObject::None))) => (None, None, None),
+        Ok(Ok(Ok(value))) => {
+            let repr = python_repr(&value);
+            (Some(to_value(value)), Some(repr), None)
+        }
+        Ok(Ok(Err(error))) => (None, None, Some(error)),
+        Ok(Err(_)) | Err(_) => (None, None, Some(ProgramError::internal("the interpreter stopped unexpectedly"))),
+    };
+    let (stdout, truncated) = capture.finish();
+    Outcome {
+        stdout,
+        truncated,
+        stderr: host.take_warnings(),
+        return_value,
+        return_repr,
+        error,
+        backend: "monty",
+        guest_cache: None,
+        duration: host.elapsed(),
+        tool_calls: host.tool_calls(),
+    }
+}
+
+/// Compiles and drives the program; runs on the interpreter thread.
+fn execute(program: &str, host: &mut Host, capture: &mut Capture) -> Result<MontyObject, ProgramError> {
+    let runner = MontyRun::new(program.to_owned(), SCRIPT_NAME, Vec::new(), CompileOptions::default())
+        .map_err(|exc| compile_error(&exc, program))?;
+    drive(runner, Vec::new(), host, capture)
+}
+
+/// Runs the Python code of a user tool inside the sandbox: its `run` function is called with
+/// `input` as keywords, with the same tools, limits and confinement as the program. What it
+/// prints goes to the program's stderr.
+pub(crate) fn run_tool(name: &str, code: &str, input: Value, host: &mut Host) -> Result<Value, ToolError> {
+    let source = format!("{code}\nrun(**__codeact_input)");
+    let runner = MontyRun::new(
+        source.clone(),
+        &format!("<tool {name}>"),
+        vec!["__codeact_input".into()],
+        CompileOptions::default(),
+    )
+    .map_err(|exc| ToolError::runtime(format!("{name}(): {}", compile_error(&exc, &source).message)))?;
+    let mut capture = Capture::new(host.limits().max_output);
+    let result = drive(runner, vec![from_value(input)], host, &mut capture);
+    // The caller is in the middle of a tool call, with the memory limit off.
+    disarm_memory();
+    let (printed, _) = capture.finish();
+    if !printed.is_empty() {
+        host.warn(printed.trim_end());
+    }
+    match result {
+        Ok(value) => Ok(to_value(value)),
+        Err(error) => {
+            Err(ToolError::new(ErrorKind::from_python_name(&error.kind), format!("{name}(): {}", error.message)))
+        }
+    }
+}
+
+/// Drives a compiled program to completion.
+fn drive(
+    runner: MontyRun,
+    inputs: Vec<MontyObject>,
+    host: &mut Host,
+    capture: &mut Capture,
+) -> Result<MontyObject, ProgramError> {
+    let mut printer = Printer { capture };
+    let (max_memory, max_recursion) = (host.limits().max_memory, host.limits().max_recursion);
+    let memory_armed = arm_memory(max_memory);
+    let mut limits = ResourceLimits::default().max_duration(remaining(host)).max_recursion_depth(max_recursion);
+    if memory_armed {
+        limits = limits.max_memory(max_memory);
+    }
+    let mut progress = runner
+        .start(inputs, ResourceTracker::new(limits), PrintWriter::Callback(&mut printer))
+        .map_err(|exc| runtime_error(&exc, host));
+    loop {
+        let step = match progress {
+            Err(error) => return Err(error),
+            Ok(RunProgress::Complete(value)) => return Ok(value),
+            Ok(RunProgress::FunctionCall(call)) => function_call(call, host, &mut printer, memory_armed),
+            Ok(RunProgress::NameLookup(lookup)) => name_lookup(lookup, host, &mut printer),
+            Ok(RunProgress::OsCall(call)) => os_call(call, host, &mut printer),
+            Ok(RunProgress::ResolveFutures(futures)) => {
+                // Every host call is answered at once, so no future is ever left pending.
+                let exc =
+                    MontyException::new(ExcType::RuntimeError, Some("awaited a host call that never started".into()));
+                futures.abort(exc, PrintWriter::Callback(&mut printer))
+            }
+        };
+        progress = step.map_err(|exc| runtime_error(&exc, host));
+    }
+}
+
+fn function_call(
+    mut call: FunctionCall,
+    host: &mut Host,
+    printer: &mut Printer<'_>,
+    memory_armed: bool,
+) -> Result<RunProgress, MontyException> {
+    if call.object_id.is_some() {
+        let exc =
+            MontyException::new(ExcType::TypeError, Some(format!("'{}' is not callable here", call.function_name)));
+        return call.resume(exc, PrintWriter::Callback(printer));
+    }
+    let positional = std::mem::take(&mut call.args).into_iter().map(to_value).collect();
+    let keywords =
+        std::mem::take(&mut call.kwargs).into_iter().map(|(key, value)| (key_name(key), to_value(value))).collect();
+    // Tool buffers are the host's, not the program's: do not count them against its memory.
+    disarm_memory();
+    let dispatch = host.call(&call.function_name, positional, keywords);
+    if memory_armed {
+        arm_memory(host.limits().max_memory);
+    }
+    match dispatch {
+        Dispatch::Return(value) => {
+            let object = from_value(value);
+            // A result too large for the remaining budget must not cross the allocator's hard limit.
+            if call.tracker().check_allocation(object.deep_host_size()).is_err() {
+                return call.abort(limit_exception(host, LimitHit::Memory), PrintWriter::Callback(printer));
+            }
+            call.tracker_mut().set_max_duration(remaining(host));
+            call.resume(ExtFunctionResult::Return(object), PrintWriter::Callback(printer))
+        }
+        Dispatch::Raise(err) => {
+            call.tracker_mut().set_max_duration(remaining(host));
+            call.resume(ExtFunctionResult::Error(exception(&err)), PrintWriter::Callback(printer))
+        }
+        Dispatch::Stop(hit) => call.abort(limit_exception(host, hit), PrintWriter::Callback(printer)),
+    }
+}
+
+/// A bare reference to a tool (`f = view`) resolves to a callable; anything else is a `NameError`.
+fn name_lookup(lookup: NameLookup, host: &Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
+    let answer = if lookup.object_id().is_none() && host.has_tool(&lookup.name) {
+        NameLookupResult::Value(MontyObject::Function { name: lookup.name.clone(), docstring: None })
+    } else if lookup.object_id().is_some() {
+        NameLookupResult::Undefined
+    } else {
+        NameLookupResult::Error(exception(&host.unknown_name(&lookup.name)))
+    };
+    lookup.resume(answer, PrintWriter::Callback(printer))
+}
+
+/// Sends `print()` output into the run's output budget.
+pub(super) struct Printer<'a> {
+    capture: &'a mut Capture,
+}
+
+impl PrintWriterCallback for Printer<'_> {
+    fn stdout_write(&mut self, output: Cow<'_, str>) -> Result<(), MontyException> {
+        self.capture.push(&output);
+        Ok(())
+    }
+
+    fn stdout_push(&mut self, end: char) -> Result<(), MontyException> {
+        self.capture.push(end.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+}
+
+fn remaining(host: &Host) -> Duration {
+    host.deadline().saturating_duration_since(Instant::now())
+}
+
+/// Arms `monty-alloc`'s limit; false when its allocator is not installed (library tests).
+pub(super) fn arm_memory(bytes: usize) -> bool {
+    monty_alloc::set_limit(Some(bytes), false).is_ok()
+}
+
+fn disarm_memory() {
+    let _ = monty_alloc::set_limit(None, false);
+}

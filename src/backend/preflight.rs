@@ -1,0 +1,94 @@
+//! What `detect` and `preflight` report: every backend's availability here, and the checks
+//! that decide whether a chosen backend can run, each failure with its fix.
+
+use super::choice::Choice;
+use super::select::{Backend, NOT_COMPILED_FIX, select, wasm_ready};
+use super::{monty, wasm};
+use crate::guest;
+
+/// One backend's availability here, for `detect`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Status {
+    pub(crate) backend: Choice,
+    pub(crate) available: bool,
+    pub(crate) reason: String,
+}
+
+/// One preflight check.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Check {
+    pub(crate) name: &'static str,
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
+    /// What to do when the check fails, as one line.
+    pub(crate) fix: Option<String>,
+}
+
+/// Every backend in the order `auto` tries them, with whether it can run here and why.
+#[must_use]
+pub(crate) fn statuses() -> Vec<Status> {
+    let wasm = match wasm_ready() {
+        Ok(()) => Status {
+            backend: Choice::Wasm,
+            available: true,
+            reason: format!("CPython {} guest installed, wasmtime {}", guest::PYTHON_VERSION, wasm::WASMTIME_VERSION),
+        },
+        Err(unavailable) => Status { backend: Choice::Wasm, available: false, reason: unavailable.reason },
+    };
+    vec![
+        Status { backend: Choice::Hyperlight, available: false, reason: "not part of this build of codeact".into() },
+        wasm,
+        Status {
+            backend: Choice::Monty,
+            available: true,
+            reason: format!("Monty {} is embedded in the binary (always available)", monty::VERSION),
+        },
+    ]
+}
+
+/// The checks that decide whether `choice` can run here. `auto` is checked as what it picks.
+#[must_use]
+pub(crate) fn preflight(choice: Choice) -> (Choice, Vec<Check>) {
+    match select(choice) {
+        Ok(Backend::Monty) => (
+            Choice::Monty,
+            vec![Check {
+                name: "interpreter",
+                ok: true,
+                detail: format!("Monty {} is embedded in this binary", monty::VERSION),
+                fix: None,
+            }],
+        ),
+        Ok(Backend::Wasm) => (Choice::Wasm, wasm_checks()),
+        Err(unavailable) if unavailable.choice == Choice::Wasm => (Choice::Wasm, wasm_checks()),
+        Err(unavailable) => (
+            unavailable.choice,
+            vec![Check { name: "compiled in", ok: false, detail: unavailable.reason, fix: Some(unavailable.hint.0) }],
+        ),
+    }
+}
+
+fn wasm_checks() -> Vec<Check> {
+    let mut checks = vec![Check {
+        name: "compiled in",
+        ok: wasm::COMPILED_IN,
+        detail: if wasm::COMPILED_IN {
+            format!("wasmtime {} is compiled into this binary", wasm::WASMTIME_VERSION)
+        } else {
+            "the wasm backend is not compiled into this build of codeact".to_owned()
+        },
+        fix: (!wasm::COMPILED_IN).then(|| NOT_COMPILED_FIX.to_owned()),
+    }];
+    checks.push(match guest::installed() {
+        Ok(installed) => Check {
+            name: "guest",
+            ok: true,
+            detail: format!("CPython {} guest in `{}`", installed.manifest.python, installed.dir.display()),
+            fix: None,
+        },
+        Err(missing) => {
+            Check { name: "guest", ok: false, detail: missing.to_string(), fix: Some(guest::INSTALL_HINT.to_owned()) }
+        }
+    });
+    checks
+}

@@ -1,0 +1,110 @@
+//! [`select`]: the backend that runs here for a [`Choice`], and what running on it involves.
+
+use super::choice::Choice;
+use super::{monty, wasm};
+use crate::guest;
+use crate::hint::Hint;
+use crate::sandbox::{GuestCache, Host, Outcome, PythonRunner};
+
+/// A backend that can run on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Backend {
+    Monty,
+    Wasm,
+}
+
+/// The requested backend cannot run here (exit 3).
+#[derive(Debug, thiserror::Error)]
+#[error("the `{}` backend is not available: {reason}", choice.name())]
+pub(crate) struct BackendUnavailable {
+    pub(crate) choice: Choice,
+    pub(crate) reason: String,
+    #[source]
+    pub(crate) hint: Hint,
+}
+
+/// What to do when this build has no `wasm` backend.
+pub(super) const NOT_COMPILED_FIX: &str = "build codeact with `--features wasm`, or use `--backend monty`";
+
+impl Backend {
+    #[must_use]
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Monty => "monty",
+            Self::Wasm => "wasm",
+        }
+    }
+
+    /// Runs the Python code of user tools. Both backends use Monty's: the `wasm` backend's
+    /// guest is a fresh instance per run, too heavy to start per tool call.
+    #[must_use]
+    pub(crate) fn python_runner(self) -> PythonRunner {
+        match self {
+            Self::Monty | Self::Wasm => monty::run_tool,
+        }
+    }
+
+    /// Starts what the backend sets up before it runs a program: the wasm backend loads its
+    /// compiled guest on another thread, meanwhile the caller reads the program and builds the
+    /// host.
+    #[must_use]
+    pub(crate) fn prepare(self) -> Prepared {
+        match self {
+            Self::Monty => Prepared::Monty,
+            Self::Wasm => Prepared::Wasm(Box::new(wasm::Loading::start())),
+        }
+    }
+}
+
+/// A backend whose set-up is under way.
+pub(crate) enum Prepared {
+    Monty,
+    Wasm(Box<wasm::Loading>),
+}
+
+impl Prepared {
+    /// Whether the compiled guest comes from the cache, once the loader knows (it looks
+    /// before it compiles anything); `None` for a backend without one.
+    #[must_use]
+    pub(crate) fn guest_cache(&self) -> Option<(GuestCache, String)> {
+        match self {
+            Self::Monty => None,
+            Self::Wasm(loading) => loading.cache(),
+        }
+    }
+
+    /// Runs `program` with `host` serving its tool calls.
+    pub(crate) fn run(self, program: &str, host: &mut Host) -> Outcome {
+        match self {
+            Self::Monty => monty::run(program, host),
+            Self::Wasm(loading) => wasm::run(program, host, *loading),
+        }
+    }
+}
+
+/// Whether the wasm backend can run here.
+pub(super) fn wasm_ready() -> Result<(), BackendUnavailable> {
+    let unavailable =
+        |reason: String, hint: String| BackendUnavailable { choice: Choice::Wasm, reason, hint: Hint(hint) };
+    if !wasm::COMPILED_IN {
+        return Err(unavailable("it is not compiled into this build of codeact".into(), NOT_COMPILED_FIX.into()));
+    }
+    guest::installed().map(|_| ()).map_err(|missing| {
+        unavailable(missing.to_string(), format!("run `{}` (or use `--backend monty`)", guest::INSTALL_HINT))
+    })
+}
+
+/// Picks the backend for `choice`. `auto` takes `wasm` when its guest is installed, else Monty,
+/// which is always built in.
+pub(crate) fn select(choice: Choice) -> Result<Backend, BackendUnavailable> {
+    match choice {
+        Choice::Monty => Ok(Backend::Monty),
+        Choice::Auto => Ok(if wasm_ready().is_ok() { Backend::Wasm } else { Backend::Monty }),
+        Choice::Wasm => wasm_ready().map(|()| Backend::Wasm),
+        Choice::Hyperlight => Err(BackendUnavailable {
+            choice,
+            reason: "it is not part of this build of codeact".into(),
+            hint: Hint::new("use `--backend wasm` (full CPython, no hypervisor) or `--backend monty`"),
+        }),
+    }
+}

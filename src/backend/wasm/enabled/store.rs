@@ -1,0 +1,214 @@
+//! A guest's store: what the guest can reach. WASI 0.2 with nothing but the standard library,
+//! read-only at `/python` — no other files, an empty environment, no sockets — wasi:http
+//! answered by a hook that denies every request, a limiter summing every linear memory, and the
+//! `tools` import, which hands each call to the thread that owns the host.
+
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use tokio::sync::oneshot;
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, ResourceLimiter, Store};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+
+use super::bindings::hyperlight;
+use super::stream::CaptureStream;
+use crate::guest::Installed;
+use crate::guest::bridge::{self, Reply};
+use crate::guest::loader;
+use crate::guest::manifest::STDLIB_GUEST_PATH;
+use crate::sandbox::{Capture, LimitHit};
+
+/// What the guest's thread tells the thread that owns the [`Host`](crate::sandbox::Host).
+pub(super) enum FromGuest {
+    /// The guest has loaded, after `waited` waiting for it; the host answers with the run's
+    /// deadline, moved on by that much (the host owns the deadline).
+    Loaded { waited: Duration, deadline: oneshot::Sender<Instant> },
+    /// A tool call.
+    Call(Request),
+}
+
+/// A tool call handed to the thread that owns the host.
+pub(super) struct Request {
+    pub(super) name: String,
+    pub(super) args_json: String,
+    pub(super) reply: oneshot::Sender<Reply>,
+}
+
+/// One guest's host state: its WASI context and resources, its memory cap, and the channel
+/// its tool calls go out on.
+pub(super) struct GuestState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    http: WasiHttpCtx,
+    deny_http: DenyHttp,
+    memory: MemoryCap,
+    /// Taken when the run ends, which ends the host's loop serving tool calls.
+    calls: Option<mpsc::Sender<FromGuest>>,
+    /// Only while the snapshot is made: [`loader::FETCH`] is answered with the prelude.
+    serve_prelude: bool,
+    /// What the prelude reported when the program ended.
+    report: Option<String>,
+    /// The limit a tool call hit, which ended the run.
+    stop: Option<LimitHit>,
+}
+
+impl GuestState {
+    /// A guest's state: WASI with nothing but the standard library mounted, output into
+    /// `stdout` and `stderr`, `memory` bytes of linear memory, and no tool calls served yet.
+    pub(super) fn new(
+        installed: &Installed,
+        stdout: &Arc<Mutex<Capture>>,
+        stderr: &Arc<Mutex<Capture>>,
+        stdlib: FsPerms,
+        memory: usize,
+    ) -> Result<Self> {
+        let mut wasi = WasiCtx::builder();
+        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        // File reads of the standard library on this thread, not a blocking pool: imports
+        // take half the time, and nothing else runs meanwhile anyway.
+        wasi.allow_blocking_current_thread(true);
+        wasi.stdout(CaptureStream(stdout.clone())).stderr(CaptureStream(stderr.clone()));
+        wasi.preopened_dir(installed.stdlib(), STDLIB_GUEST_PATH, stdlib)
+            .map_err(anyhow::Error::from)
+            .context("failed to mount the standard library")?;
+        Ok(Self {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            deny_http: DenyHttp,
+            memory: MemoryCap { limit: memory, used: 0, refused: false },
+            calls: None,
+            serve_prelude: false,
+            report: None,
+            stop: None,
+        })
+    }
+
+    /// Sends the guest's tool calls on `calls` from now on.
+    pub(super) fn send_calls(&mut self, calls: mpsc::Sender<FromGuest>) {
+        self.calls = Some(calls);
+    }
+
+    /// Answers the prelude's fetch: only while the snapshot is made.
+    pub(super) fn serve_prelude(&mut self) {
+        self.serve_prelude = true;
+    }
+
+    /// Tells the host the guest has loaded, after `waited`; the run's deadline, as the host
+    /// moved it, or `fallback` when no host serves this guest.
+    pub(super) async fn loaded(&self, waited: Duration, fallback: Instant) -> Instant {
+        let Some(calls) = &self.calls else { return fallback };
+        let (deadline, answer) = oneshot::channel();
+        if calls.send(FromGuest::Loaded { waited, deadline }).is_err() {
+            return fallback;
+        }
+        answer.await.unwrap_or(fallback)
+    }
+
+    /// Whether the host holds a resource (a file, a stream) for the guest.
+    pub(super) fn holds_resources(&self) -> bool {
+        !self.table.is_empty()
+    }
+
+    /// How the guest's run ended, as far as the host saw it; ends the host's loop serving
+    /// tool calls.
+    pub(super) fn finish(&mut self) -> (Option<String>, Option<LimitHit>, bool) {
+        self.calls = None;
+        (self.report.take(), self.stop.take(), self.memory.refused)
+    }
+}
+
+/// A store for one guest, its memory capped, yielding to the executor at every epoch tick.
+pub(super) fn new_store(engine: &Engine, state: GuestState) -> Store<GuestState> {
+    let mut store = Store::new(engine, state);
+    store.limiter(|s| &mut s.memory);
+    store.epoch_deadline_async_yield_and_update(1);
+    store.set_epoch_deadline(1);
+    store
+}
+
+impl WasiView for GuestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for GuestState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.deny_http }
+    }
+}
+
+/// Every outgoing wasi:http request is refused: the guest reaches the network only through
+/// the `web_fetch` tool and its policy.
+struct DenyHttp;
+
+type HttpResult<T> = std::result::Result<T, wasmtime_wasi_http::Error>;
+type Sent = (http::Response<wasmtime_wasi_http::WasiBody>, Box<dyn Future<Output = HttpResult<()>> + Send>);
+
+impl WasiHttpHooks for DenyHttp {
+    fn send_request(
+        &mut self,
+        _request: http::Request<wasmtime_wasi_http::WasiBody>,
+        _options: Option<wasmtime_wasi_http::RequestOptions>,
+        _fut: Box<dyn Future<Output = HttpResult<()>> + Send>,
+    ) -> Box<dyn Future<Output = HttpResult<Sent>> + Send> {
+        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}
+
+/// Caps the sum of all linear memories: a refused growth is a `MemoryError` in Python.
+struct MemoryCap {
+    limit: usize,
+    used: usize,
+    refused: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let grow = desired.saturating_sub(current);
+        if self.used.saturating_add(grow) > self.limit {
+            self.refused = true;
+            return Ok(false);
+        }
+        self.used += grow;
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+impl hyperlight::sandbox::tools::Host for GuestState {
+    async fn dispatch(
+        &mut self,
+        name: String,
+        args_json: String,
+    ) -> wasmtime::Result<std::result::Result<String, String>> {
+        if self.serve_prelude && name == loader::FETCH {
+            return Ok(Ok(loader::PRELUDE.to_owned()));
+        }
+        if name == bridge::REPORT {
+            self.report = Some(args_json);
+            return Ok(Ok("null".to_owned()));
+        }
+        let (reply, answer) = oneshot::channel();
+        self.calls
+            .as_ref()
+            .ok_or_else(|| wasmtime::Error::msg("the run has ended"))?
+            .send(FromGuest::Call(Request { name, args_json, reply }))
+            .map_err(|_| wasmtime::Error::msg("the host stopped serving tool calls"))?;
+        match answer.await.map_err(|_| wasmtime::Error::msg("the host dropped a tool call"))? {
+            Reply::Return(json) => Ok(Ok(json)),
+            Reply::Raise(message) => Ok(Err(message)),
+            Reply::Stop(hit) => {
+                self.stop = Some(hit);
+                Err(wasmtime::Error::msg("run limit reached"))
+            }
+        }
+    }
+}

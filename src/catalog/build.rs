@@ -1,0 +1,197 @@
+//! [`build`]: the one function that decides what a command offers. It reads the user's and the
+//! project's tool files and MCP configuration, and keeps a tool only when configuration allows
+//! it, its name is free (not reserved, not taken by an earlier tool) and it can work here —
+//! nothing is advertised that would fail.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::entry::{DropIn, McpFunction, Tool};
+use super::filter::ToolFilter;
+use super::index::Catalog;
+use crate::mcp::Mcp;
+use crate::tools::builtin::{BUILTINS, is_reserved};
+use crate::tools::github::GITHUB_API;
+use crate::usertools::dropin::{self, DropIns};
+use crate::usertools::is_identifier;
+use crate::usertools::load;
+use crate::usertools::markdown::Language;
+
+/// What the command found out about this workspace and machine.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sources<'a> {
+    /// The workspace whose tool files and MCP configuration count; none for the plugin's
+    /// generated files, which describe the built-in tools only.
+    pub(crate) workspace: Option<&'a Path>,
+    /// The user's config directory, whose `tools/` come before the project's.
+    pub(crate) user_config: Option<&'a Path>,
+    /// Copilot CLI's home, whose `mcp-config.json` is the last MCP source.
+    pub(crate) copilot_home: Option<&'a Path>,
+    pub(crate) filter: &'a ToolFilter,
+    /// Whether `github_api` can reach GitHub here (`gh` installed, or a token).
+    pub(crate) github: bool,
+    /// Whether `node` is there for JavaScript tools (asked only when there is one).
+    pub(crate) node: fn() -> bool,
+}
+
+/// How much a command may start to find out what works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Discovery {
+    /// Start nothing: drop-ins are known by their file names, MCP servers by their
+    /// configuration, and their tools resolve on use (`run`, the hooks).
+    Offline,
+    /// Start each MCP server and a drop-in worker, within this long, to list what answers
+    /// (`discover`, `instructions`, `install`).
+    Probe(Duration),
+}
+
+/// A built catalogue, with the run-time state its tools need and what was left out, and why.
+#[derive(Debug)]
+pub(crate) struct Built {
+    pub(crate) catalog: Catalog,
+    /// The MCP servers, with the connections probing opened.
+    pub(crate) mcp: Mcp,
+    pub(crate) dropins: DropIns,
+    /// One line for each tool file or server left out.
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The catalogue for `sources`.
+#[must_use]
+pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
+    let filter = sources.filter;
+    let mut catalog = Catalog::default();
+    let mut warnings = Vec::new();
+    let offer = |catalog: &mut Catalog, tool: Tool| {
+        if filter.allows(tool.name()) {
+            catalog.offer(tool);
+        } else {
+            catalog.disable(tool.name());
+        }
+    };
+    for builtin in BUILTINS {
+        offer(&mut catalog, Tool::Builtin(builtin));
+    }
+    if sources.github {
+        offer(&mut catalog, Tool::Builtin(&GITHUB_API));
+    }
+
+    let mut mcp = match sources.workspace {
+        Some(workspace) => Mcp::load(workspace, sources.copilot_home),
+        None => Mcp::none(),
+    };
+    let listed = match discovery {
+        _ if mcp.is_empty() => Some(Vec::new()),
+        Discovery::Offline => None,
+        Discovery::Probe(_) if !filter.allows("mcp_call") => Some(Vec::new()),
+        Discovery::Probe(within) => {
+            let (listed, failed) = mcp.catalog(Instant::now() + within);
+            warnings.extend(failed.into_iter().map(|(name, why)| format!("MCP server `{name}` left out: {why}")));
+            Some(listed)
+        }
+    };
+    // Offline, the helpers are offered whenever a server is configured; probing, when one answered.
+    if listed.as_ref().is_none_or(|servers| !servers.is_empty()) {
+        offer(&mut catalog, Tool::Mcp(Arc::new(McpFunction::Call)));
+        offer(&mut catalog, Tool::Mcp(Arc::new(McpFunction::List)));
+    }
+
+    let dirs = sources.workspace.map(|workspace| load::tool_dirs(sources.user_config, workspace)).unwrap_or_default();
+    let (markdown, unparsed) = load::load(&dirs);
+    warnings.extend(unparsed);
+    for tool in markdown {
+        let name = tool.tool.name.clone();
+        let path = tool.path.display().to_string();
+        if is_reserved(&name) {
+            warnings.push(format!("tool `{name}` in `{path}` would shadow a built-in; rename it"));
+        } else if catalog.get(&name).is_some() || catalog.is_disabled(&name) {
+            warnings.push(format!("tool `{name}` in `{path}` is defined twice; the first one is used"));
+        } else if tool.tool.language == Language::JavaScript && !(sources.node)() {
+            warnings.push(format!("tool `{name}` needs `node`, which is not on PATH"));
+        } else {
+            offer(&mut catalog, Tool::Markdown(Arc::new(tool)));
+        }
+    }
+
+    let dropins = sources.workspace.map(|ws| DropIns::new(dropin::files(&dirs), ws)).unwrap_or_default();
+    for dropin in dropins_of(&dropins, discovery, &mut warnings) {
+        let taken =
+            is_reserved(&dropin.name) || catalog.get(&dropin.name).is_some() || catalog.is_disabled(&dropin.name);
+        if !taken && is_identifier(&dropin.name) {
+            offer(&mut catalog, Tool::DropIn(Arc::new(dropin)));
+        }
+    }
+
+    if catalog.offers_mcp() {
+        for (server, tools) in listed.unwrap_or_default() {
+            catalog.add_server(&server, &tools);
+        }
+    }
+    Built { catalog, mcp, dropins, warnings }
+}
+
+/// The drop-ins: by file name, or as a worker describes them (those that fail to load are left
+/// out with a warning).
+fn dropins_of(dropins: &DropIns, discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
+    let by_name = |path: &Path| DropIn {
+        name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        description: String::new(),
+        path: path.to_path_buf(),
+        parameters: None,
+    };
+    let Discovery::Probe(within) = discovery else {
+        return dropins.files().iter().map(|path| by_name(path)).collect();
+    };
+    if dropins.files().is_empty() {
+        return Vec::new();
+    }
+    let described = match dropins.describe(within) {
+        Ok(described) => described,
+        Err(err) => {
+            warnings.push(format!("Python tools left out: {}", err.message));
+            return Vec::new();
+        }
+    };
+    described
+        .into_iter()
+        .filter_map(|tool| {
+            if let Some(error) = &tool.error {
+                warnings.push(format!("Python tool `{}` left out: {error}", tool.name));
+                return None;
+            }
+            let path = dropins.files().iter().find(|p| p.file_stem().is_some_and(|s| *s == *tool.name))?;
+            Some(DropIn { description: tool.description, parameters: tool.parameters, ..by_name(path) })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources<'a>(workspace: &'a Path, filter: &'a ToolFilter, github: bool) -> Sources<'a> {
+        Sources { workspace: Some(workspace), user_config: None, copilot_home: None, filter, github, node: || true }
+    }
+
+    #[test]
+    fn allow_and_deny_lists_filter_the_catalogue() {
+        let temp = tempfile::tempdir().unwrap();
+        let filter = ToolFilter { allow: Some(vec!["view".into(), "bash".into()]), deny: vec!["bash".into()] };
+        let built = build(&sources(temp.path(), &filter, false), Discovery::Offline);
+        assert_eq!(built.catalog.names(), ["view"]);
+        assert!(built.catalog.is_disabled("bash"));
+        assert!(built.catalog.is_disabled("grep"));
+        assert!(!built.catalog.is_disabled("nonexistent"));
+    }
+
+    #[test]
+    fn github_api_is_offered_only_when_the_command_found_a_way_to_reach_github() {
+        let temp = tempfile::tempdir().unwrap();
+        let filter = ToolFilter::default();
+        let without = build(&sources(temp.path(), &filter, false), Discovery::Offline);
+        assert!(without.catalog.get("github_api").is_none());
+        let with = build(&sources(temp.path(), &filter, true), Discovery::Offline);
+        assert!(with.catalog.get("github_api").is_some());
+    }
+}

@@ -1,0 +1,69 @@
+//! What the commands share: the configuration from their arguments, the tool catalogue with
+//! what this machine offers, and the binary's own path.
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::catalog::{self, Built, Discovery, Sources};
+use crate::cli::{CommonArgs, RunArgs};
+use crate::config::{Config, Overrides};
+use crate::copilot;
+use crate::output;
+use crate::tools::github::{self, Access};
+use crate::tools::process;
+
+/// How long listing every MCP server's tools and describing the drop-ins may take.
+pub(crate) const PROBE_TIME: Duration = Duration::from_secs(20);
+
+/// The configuration for a workspace command.
+pub(crate) fn config(common: &CommonArgs) -> Result<Config> {
+    Config::load(&Overrides { backend: common.backend, workspace: common.workspace.clone(), ..Overrides::default() })
+}
+
+/// The configuration for `run`, with its limits.
+pub(crate) fn run_config(args: &RunArgs) -> Result<Config> {
+    Config::load(&Overrides {
+        backend: args.common.backend,
+        workspace: args.common.workspace.clone(),
+        timeout: args.timeout,
+        max_memory: args.max_memory,
+        max_output: args.max_output,
+        max_tool_calls: args.max_tool_calls,
+    })
+}
+
+/// What this machine offers the tools: how `github_api` would reach GitHub, if at all.
+#[must_use]
+pub(crate) fn github() -> Option<Access> {
+    github::access()
+}
+
+/// The catalogue for `config`, telling `github` what the command found; each tool file or server
+/// left out is reported on stderr unless `quiet`.
+pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Discovery, quiet: bool) -> Built {
+    let copilot_home = copilot::copilot_home();
+    let sources = Sources {
+        workspace: Some(&config.workspace),
+        user_config: config.user_dir.as_deref(),
+        copilot_home: copilot_home.as_deref(),
+        filter: &config.tools,
+        github: github.is_some(),
+        node: || process::on_path("node").is_some(),
+    };
+    let built = catalog::build(&sources, discovery);
+    if !quiet {
+        for warning in &built.warnings {
+            output::warning(warning);
+        }
+    }
+    built
+}
+
+/// The absolute path of this binary, as models should invoke it.
+#[must_use]
+pub(crate) fn current_binary() -> String {
+    std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_or_else(|_| "codeact".to_owned(), |p| p.display().to_string())
+}

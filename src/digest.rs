@@ -1,0 +1,35 @@
+//! Hex digests, for cache keys, pinned downloads and file names that must not be guessed.
+
+use std::fmt::Write as _;
+
+use sha2::Digest as _;
+
+/// Lowercase hex of `bytes`.
+#[must_use]
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+        let _ = write!(out, "{byte:02x}");
+        out
+    })
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+#[must_use]
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// The SHA-256 of `bytes`.
+#[must_use]
+pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
+    sha2::Sha256::digest(bytes).into()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn digests_are_lowercase_hex() {
+        assert_eq!(super::hex(&[0, 15, 255]), "000fff");
+        assert_eq!(super::sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+}

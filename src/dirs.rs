@@ -1,0 +1,47 @@
+//! codeact's own directories, each from its `CODEACT_*` variable when set, else the XDG
+//! variable, else the usual place under `HOME`.
+
+use std::path::PathBuf;
+
+use crate::env;
+
+/// The user's config directory: `$CODEACT_CONFIG_DIR`, `$XDG_CONFIG_HOME/codeact`,
+/// `~/.config/codeact`.
+#[must_use]
+pub(crate) fn config() -> Option<PathBuf> {
+    codeact_dir(Some(env::CONFIG_DIR), "XDG_CONFIG_HOME", ".config")
+}
+
+/// codeact's data directory: `$XDG_DATA_HOME/codeact`, else `~/.local/share/codeact`.
+#[must_use]
+pub(crate) fn data() -> Option<PathBuf> {
+    codeact_dir(None, "XDG_DATA_HOME", ".local/share")
+}
+
+/// codeact's cache directory: `$CODEACT_CACHE_DIR`, `$XDG_CACHE_HOME/codeact`, `~/.cache/codeact`.
+#[must_use]
+#[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend caches what it compiles"))]
+pub(crate) fn cache() -> Option<PathBuf> {
+    codeact_dir(Some(env::CACHE_DIR), "XDG_CACHE_HOME", ".cache")
+}
+
+/// A private directory for per-session state: `$COPILOT_PLUGIN_DATA`, else
+/// `$XDG_RUNTIME_DIR/codeact`, else the cache directory.
+#[must_use]
+pub(crate) fn runtime() -> Option<PathBuf> {
+    env::var(env::COPILOT_PLUGIN_DATA)
+        .map(PathBuf::from)
+        .or_else(|| env::var("XDG_RUNTIME_DIR").map(|dir| PathBuf::from(dir).join("codeact")))
+        .or_else(|| codeact_dir(None, "XDG_CACHE_HOME", ".cache"))
+}
+
+/// `$override_var` when set, else `$xdg_var/codeact`, else `~/home_fallback/codeact`.
+fn codeact_dir(override_var: Option<&str>, xdg_var: &str, home_fallback: &str) -> Option<PathBuf> {
+    if let Some(dir) = override_var.and_then(env::var) {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(xdg) = env::var(xdg_var) {
+        return Some(PathBuf::from(xdg).join("codeact"));
+    }
+    env::var(env::HOME).map(|home| PathBuf::from(home).join(home_fallback).join("codeact"))
+}

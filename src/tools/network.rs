@@ -1,0 +1,123 @@
+//! The network policy: which addresses a tool may connect to. By default only public ones:
+//! loopback, private, link-local, unique-local and cloud-metadata addresses are refused unless
+//! the configuration allows them.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use super::error::ToolError;
+
+/// Where the network tools may connect.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NetworkPolicy {
+    /// Allow loopback, private and link-local addresses (never cloud metadata endpoints).
+    pub(crate) allow_private: bool,
+    /// Hosts (names or addresses) allowed whatever they resolve to.
+    pub(crate) allowed_hosts: Vec<String>,
+}
+
+/// Refuses an address the policy does not allow, saying which setting would allow it.
+pub(crate) fn check(policy: &NetworkPolicy, host: &str, ip: IpAddr) -> Result<(), ToolError> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if policy.allowed_hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(host) || *allowed == ip.to_string()) {
+        return Ok(());
+    }
+    let Some(kind) = restricted(ip) else { return Ok(()) };
+    if policy.allow_private && kind != "cloud metadata" {
+        return Ok(());
+    }
+    let setting = if kind == "cloud metadata" {
+        "network.allowed_hosts"
+    } else {
+        "network.allow_private or network.allowed_hosts"
+    };
+    Err(ToolError::permission(format!(
+        "web_fetch() refused {host}: it resolves to {ip}, a {kind} address (allow it with {setting} in config.json)"
+    )))
+}
+
+/// What kind of non-public address `ip` is, if it is one.
+#[must_use]
+pub(crate) fn restricted(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => restricted_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return restricted_v4(v4);
+            }
+            let first = v6.segments()[0];
+            if v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+                Some("cloud metadata")
+            } else if v6.is_loopback() {
+                Some("loopback")
+            } else if v6.is_unspecified() {
+                Some("unspecified")
+            } else if first & 0xfe00 == 0xfc00 {
+                Some("unique-local")
+            } else if first & 0xffc0 == 0xfe80 {
+                Some("link-local")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn restricted_v4(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, ..] = ip.octets();
+    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
+        Some("cloud metadata")
+    } else if ip.is_loopback() {
+        Some("loopback")
+    } else if ip.is_private() {
+        Some("private")
+    } else if ip.is_link_local() {
+        Some("link-local")
+    } else if a == 100 && (64..128).contains(&b) {
+        Some("shared (carrier-grade NAT)")
+    } else if ip.is_unspecified() || a == 0 || ip.is_broadcast() || ip.is_multicast() {
+        Some("reserved")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_public_addresses_are_recognised() {
+        for (ip, kind) in [
+            ("127.0.0.1", "loopback"),
+            ("10.1.2.3", "private"),
+            ("172.16.0.1", "private"),
+            ("192.168.1.1", "private"),
+            ("169.254.169.254", "cloud metadata"),
+            ("169.254.1.1", "link-local"),
+            ("100.64.0.1", "shared (carrier-grade NAT)"),
+            ("0.0.0.0", "reserved"),
+            ("::1", "loopback"),
+            ("fd00:ec2::254", "cloud metadata"),
+            ("fc00::1", "unique-local"),
+            ("fe80::1", "link-local"),
+            ("::ffff:10.0.0.1", "private"),
+        ] {
+            assert_eq!(restricted(ip.parse().unwrap()), Some(kind), "{ip}");
+        }
+        assert_eq!(restricted("93.184.216.34".parse().unwrap()), None);
+    }
+
+    #[test]
+    fn policy_allows_private_addresses_and_listed_hosts_but_never_metadata_by_default() {
+        let loopback: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let metadata: IpAddr = IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254));
+        let strict = NetworkPolicy::default();
+        assert!(check(&strict, "localhost", loopback).is_err());
+        let private = NetworkPolicy { allow_private: true, allowed_hosts: Vec::new() };
+        assert!(check(&private, "localhost", loopback).is_ok());
+        assert!(check(&private, "metadata", metadata).is_err());
+        let listed = NetworkPolicy { allow_private: false, allowed_hosts: vec!["127.0.0.1".into()] };
+        assert!(check(&listed, "127.0.0.1", loopback).is_ok());
+        assert!(check(&listed, "10.0.0.1", "10.0.0.1".parse().unwrap()).is_err());
+    }
+}
