@@ -9,9 +9,12 @@ use crate::backend::Choice;
 use crate::env;
 use crate::limits::{self, DEFAULT, format_seconds, format_size};
 
+/// `codeact --version`: this version and the Monty version compiled in.
+const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (monty ", "0.0.23", ")");
+
 /// Run one Python program that calls your tools, inside a sandbox, and print only what matters.
 #[derive(Debug, Parser)]
-#[command(name = "codeact", version = crate::VERSION_LINE, after_help = env::help_section())]
+#[command(name = "codeact", version = VERSION_LINE, after_help = env::help_section())]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -207,4 +210,12 @@ pub(crate) struct CommonArgs {
     /// The directory the tools may touch [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_line_names_the_monty_compiled_in() {
+        assert!(super::VERSION_LINE.ends_with(&format!("(monty {})", crate::backend::monty::VERSION)));
+    }
 }

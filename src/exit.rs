@@ -1,6 +1,9 @@
-//! Named process exit codes. Commands return these; nothing else calls `std::process::exit`.
+//! Named process exit codes, and the error that means a usage error. Commands return these;
+//! nothing else calls `std::process::exit`.
 
 use std::process::ExitCode;
+
+use crate::hint::Hint;
 
 /// The program ran and finished without an uncaught exception.
 pub(crate) const SUCCESS: u8 = 0;
@@ -17,4 +20,13 @@ pub(crate) const INVALID_CONFIG: u8 = 4;
 #[must_use]
 pub(crate) fn code(value: u8) -> ExitCode {
     ExitCode::from(value)
+}
+
+/// The command line was wrong in a way clap cannot see (exit [`USAGE`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub(crate) struct UsageError {
+    pub(crate) message: String,
+    #[source]
+    pub(crate) hint: Option<Hint>,
 }

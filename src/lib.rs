@@ -42,18 +42,6 @@ use clap::{CommandFactory, Parser};
 
 use crate::cli::{Cli, Command};
 
-/// `codeact --version`: this version and the Monty version compiled in.
-const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (monty ", "0.0.23", ")");
-
-/// The command line was wrong in a way clap cannot see (exit 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-struct UsageError {
-    message: String,
-    #[source]
-    hint: Option<hint::Hint>,
-}
-
 /// Runs codeact with these arguments and returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(args) {
@@ -122,17 +110,9 @@ fn exit_code_for(err: &anyhow::Error) -> u8 {
         exit::INVALID_CONFIG
     } else if err.downcast_ref::<backend::BackendUnavailable>().is_some() {
         exit::BACKEND_UNAVAILABLE
-    } else if err.downcast_ref::<UsageError>().is_some() {
+    } else if err.downcast_ref::<exit::UsageError>().is_some() {
         exit::USAGE
     } else {
         exit::PROGRAM_FAILED
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn version_line_names_the_monty_compiled_in() {
-        assert!(super::VERSION_LINE.ends_with(&format!("(monty {})", crate::backend::monty::VERSION)));
     }
 }

@@ -6,11 +6,10 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::common;
-use crate::UsageError;
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::RunArgs;
-use crate::exit;
+use crate::exit::{self, UsageError};
 use crate::hint::Hint;
 use crate::output;
 use crate::sandbox::{Capture, GuestCache, Host, Outcome, Parts};

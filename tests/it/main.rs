@@ -1,8 +1,15 @@
 //! The integration tests: every test runs the real `codeact` binary in an isolated
 //! environment built by [`support::TestEnv`].
 
+// Everything in this crate is test code, helpers included: it fails loudly on the first
+// surprise, as unit tests may (`allow-unwrap-in-tests` in `clippy.toml`).
 #![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first surprise")]
 
+// Helpers.
+mod model;
+mod support;
+
+// One module per area.
 mod check;
 mod cli;
 mod config;
@@ -14,11 +21,9 @@ mod hook;
 mod install;
 mod limits;
 mod mcp;
-mod model;
 mod output;
 mod plugin;
 mod security;
-mod support;
 mod tools;
 mod usertools;
 mod wasm;
