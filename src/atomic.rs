@@ -24,13 +24,23 @@ pub(crate) fn write(path: &Path, bytes: &[u8], access: Access) -> io::Result<()>
         Access::Shared => (0o644, 0o755),
         Access::Private | Access::Scratch => (0o600, 0o700),
     };
-    std::fs::DirBuilder::new().recursive(true).mode(dir_mode).create(dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut file = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(file_mode))
-        .tempfile_in(dir)?;
+    let prefix = format!(".{name}.");
+    let temporary = || {
+        tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".tmp")
+            .permissions(std::fs::Permissions::from_mode(file_mode))
+            .tempfile_in(dir)
+    };
+    // The directory usually exists (the hook writes here on every call): make it only when not.
+    let mut file = match temporary() {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new().recursive(true).mode(dir_mode).create(dir)?;
+            temporary()?
+        }
+        other => other?,
+    };
     file.write_all(bytes)?;
     if access == Access::Private {
         file.as_file().sync_all()?;

@@ -93,7 +93,7 @@ pub fn plugin_files(regenerate: &str, skill_binary: &str) -> anyhow::Result<(Str
         github: false,
         node: || false,
     };
-    let built = catalog::build(&sources, catalog::Discovery::Offline);
+    let built = catalog::build(&sources, catalog::Discovery::Static);
     let limits = limits::DEFAULT;
     let reference = |binary| render::Reference {
         backend: backend::Backend::Monty,

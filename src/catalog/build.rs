@@ -3,7 +3,7 @@
 //! it, its name is free (not reserved, not taken by an earlier tool) and it can work here —
 //! nothing is advertised that would fail.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,8 +39,12 @@ pub(crate) struct Sources<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Discovery {
     /// Start nothing: drop-ins are known by their file names, MCP servers by their
-    /// configuration, and their tools resolve on use (`run`, the hooks).
-    Offline,
+    /// configuration, and their tools resolve on use (`run`).
+    Lazy,
+    /// Start nothing, and offer only what is known without starting anything: no MCP helpers
+    /// and no drop-ins, which only a started server or worker can describe (the session-start
+    /// hook, the plugin's files).
+    Static,
     /// Start each MCP server and a drop-in worker, within this long, to list what answers
     /// (`discover`, `instructions`, `install`).
     Probe(Duration),
@@ -83,7 +87,8 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
     };
     let listed = match discovery {
         _ if mcp.is_empty() => Some(Vec::new()),
-        Discovery::Offline => None,
+        Discovery::Lazy => None,
+        Discovery::Static => Some(Vec::new()),
         Discovery::Probe(_) if !filter.allows("mcp_call") => Some(Vec::new()),
         Discovery::Probe(within) => {
             let (listed, failed) = mcp.catalog(Instant::now() + within);
@@ -91,7 +96,7 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
             Some(listed)
         }
     };
-    // Offline, the helpers are offered whenever a server is configured; probing, when one answered.
+    // Lazily, the helpers are offered whenever a server is configured; probing, when one answered.
     if listed.as_ref().is_none_or(|servers| !servers.is_empty()) {
         offer(&mut catalog, Tool::Mcp(Arc::new(McpFunction::Call)));
         offer(&mut catalog, Tool::Mcp(Arc::new(McpFunction::List)));
@@ -114,14 +119,19 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
         }
     }
 
-    let dropins = sources.workspace.map(|ws| DropIns::new(dropin::files(&dirs), ws)).unwrap_or_default();
-    for dropin in dropins_of(&dropins, discovery, &mut warnings) {
-        let taken =
-            is_reserved(&dropin.name) || catalog.get(&dropin.name).is_some() || catalog.is_disabled(&dropin.name);
-        if !taken && is_identifier(&dropin.name) {
-            offer(&mut catalog, Tool::DropIn(Arc::new(dropin)));
+    let mut offered = Vec::new();
+    if let Some(workspace) = sources.workspace {
+        for dropin in dropins_of(workspace, &dirs, discovery, &mut warnings) {
+            let taken =
+                is_reserved(&dropin.name) || catalog.get(&dropin.name).is_some() || catalog.is_disabled(&dropin.name);
+            if !taken && is_identifier(&dropin.name) {
+                offered.push(dropin.path.clone());
+                offer(&mut catalog, Tool::DropIn(Arc::new(dropin)));
+            }
         }
     }
+    // The worker loads only the drop-ins offered.
+    let dropins = sources.workspace.map(|workspace| DropIns::new(offered, workspace)).unwrap_or_default();
 
     if catalog.offers_mcp() {
         for (server, tools) in listed.unwrap_or_default() {
@@ -131,22 +141,33 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
     Built { catalog, mcp, dropins, warnings }
 }
 
-/// The drop-ins: by file name, or as a worker describes them (those that fail to load are left
-/// out with a warning).
-fn dropins_of(dropins: &DropIns, discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
+/// The drop-ins in `dirs`, the first of two with one name winning: by file name, or as a worker
+/// describes them (those that fail to load are left out with a warning).
+fn dropins_of(workspace: &Path, dirs: &[PathBuf], discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
     let by_name = |path: &Path| DropIn {
         name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
         description: String::new(),
         path: path.to_path_buf(),
         parameters: None,
     };
-    let Discovery::Probe(within) = discovery else {
-        return dropins.files().iter().map(|path| by_name(path)).collect();
+    let mut files: Vec<PathBuf> = Vec::new();
+    for path in dropin::files(dirs) {
+        if files.iter().any(|kept| kept.file_stem() == path.file_stem()) {
+            let name = by_name(&path).name;
+            warnings.push(format!("tool `{name}` in `{}` is defined twice; the first one is used", path.display()));
+        } else {
+            files.push(path);
+        }
+    }
+    let within = match discovery {
+        Discovery::Lazy => return files.iter().map(|path| by_name(path)).collect(),
+        Discovery::Static => return Vec::new(),
+        Discovery::Probe(within) => within,
     };
-    if dropins.files().is_empty() {
+    if files.is_empty() {
         return Vec::new();
     }
-    let described = match dropins.describe(within) {
+    let described = match DropIns::describe(&files, workspace, within) {
         Ok(described) => described,
         Err(err) => {
             warnings.push(format!("Python tools left out: {}", err.message));
@@ -160,7 +181,7 @@ fn dropins_of(dropins: &DropIns, discovery: Discovery, warnings: &mut Vec<String
                 warnings.push(format!("Python tool `{}` left out: {error}", tool.name));
                 return None;
             }
-            let path = dropins.files().iter().find(|p| p.file_stem().is_some_and(|s| *s == *tool.name))?;
+            let path = files.iter().find(|p| p.file_stem().is_some_and(|s| *s == *tool.name))?;
             Some(DropIn { description: tool.description, parameters: tool.parameters, ..by_name(path) })
         })
         .collect()
@@ -178,7 +199,7 @@ mod tests {
     fn allow_and_deny_lists_filter_the_catalogue() {
         let temp = tempfile::tempdir().unwrap();
         let filter = ToolFilter { allow: Some(vec!["view".into(), "bash".into()]), deny: vec!["bash".into()] };
-        let built = build(&sources(temp.path(), &filter, false), Discovery::Offline);
+        let built = build(&sources(temp.path(), &filter, false), Discovery::Lazy);
         assert_eq!(built.catalog.names(), ["view"]);
         assert!(built.catalog.is_disabled("bash"));
         assert!(built.catalog.is_disabled("grep"));
@@ -189,9 +210,9 @@ mod tests {
     fn github_api_is_offered_only_when_the_command_found_a_way_to_reach_github() {
         let temp = tempfile::tempdir().unwrap();
         let filter = ToolFilter::default();
-        let without = build(&sources(temp.path(), &filter, false), Discovery::Offline);
+        let without = build(&sources(temp.path(), &filter, false), Discovery::Lazy);
         assert!(without.catalog.get("github_api").is_none());
-        let with = build(&sources(temp.path(), &filter, true), Discovery::Offline);
+        let with = build(&sources(temp.path(), &filter, true), Discovery::Lazy);
         assert!(with.catalog.get("github_api").is_some());
     }
 }

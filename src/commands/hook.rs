@@ -94,9 +94,10 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     }
     let config = load_config(Some(&cwd.to_string_lossy()))?;
     let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
-    // Nothing is started here (the hook must answer within its few seconds), and what is left
-    // out is not reported: a hook's stderr is not the user's.
-    let built = common::catalog(&config, common::github().as_ref(), Discovery::Offline, true);
+    // Nothing is started here (the hook must answer within its few seconds), so only what is
+    // known without starting it is offered; what is left out is not reported: a hook's stderr
+    // is not the user's.
+    let built = common::catalog(&config, common::github().as_ref(), Discovery::Static, true);
     let binary = common::current_binary();
     let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
     Ok(Some(json!({"additionalContext": text})))

@@ -36,7 +36,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     let workspace = Workspace::open(&config.workspace)
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
     let github = common::github();
-    let built = common::catalog(&config, github.as_ref(), Discovery::Offline, false);
+    let built = common::catalog(&config, github.as_ref(), Discovery::Lazy, false);
     let ctx = ToolContext::new(workspace, started + config.limits.timeout, config.network.clone(), github);
     let mut host = Host::new(Parts {
         catalog: built.catalog,

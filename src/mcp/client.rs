@@ -19,7 +19,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt;
 
-use super::config::{Problem, Server, Transport};
+use super::config::{BadEntry, Server, Transport};
 use crate::tools::{ErrorKind, ToolError};
 
 /// Environment variables a stdio server inherits; everything else it must be given in `env`.
@@ -44,7 +44,7 @@ struct Connection {
 pub(crate) struct Mcp {
     workspace: std::path::PathBuf,
     servers: Vec<Server>,
-    problems: Vec<Problem>,
+    problems: Vec<BadEntry>,
     runtime: Option<tokio::runtime::Runtime>,
     open: HashMap<String, Connection>,
     /// Servers that failed in this run, with why; they are not retried.

@@ -36,7 +36,7 @@ pub(crate) struct Server {
 
 /// A server entry that could not be understood, reported instead of used.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Problem {
+pub(crate) struct BadEntry {
     pub(crate) name: String,
     pub(crate) source: PathBuf,
     pub(crate) message: String,
@@ -61,7 +61,7 @@ pub(crate) fn load(
     workspace: &Path,
     copilot_home: Option<&Path>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> (Vec<Server>, Vec<Problem>) {
+) -> (Vec<Server>, Vec<BadEntry>) {
     let mut servers: Vec<Server> = Vec::new();
     let mut problems = Vec::new();
     for path in sources(workspace, copilot_home) {
@@ -69,7 +69,7 @@ pub(crate) fn load(
         let parsed: Value = match serde_json::from_str(&text) {
             Ok(value) => value,
             Err(err) => {
-                problems.push(Problem {
+                problems.push(BadEntry {
                     name: String::new(),
                     source: path.clone(),
                     message: format!("invalid JSON: {err}"),
@@ -84,7 +84,7 @@ pub(crate) fn load(
             }
             match server(name, entry, &path, workspace, lookup) {
                 Ok(server) => servers.push(server),
-                Err(message) => problems.push(Problem { name: name.clone(), source: path.clone(), message }),
+                Err(message) => problems.push(BadEntry { name: name.clone(), source: path.clone(), message }),
             }
         }
     }

@@ -156,10 +156,15 @@ impl Host {
                 Err(err) => return Dispatch::Raise(err),
             },
         };
+        // A call whose arguments do not bind never reaches the tool, and is not counted.
+        let args = match args::bind(&tool.signature(), positional, keywords) {
+            Ok(args) => args,
+            Err(err) => return Dispatch::Raise(err),
+        };
         if let Err(hit) = self.count_call() {
             return Dispatch::Stop(hit);
         }
-        let result = args::bind(&tool.signature(), positional, keywords).and_then(|args| self.run(&tool, args));
+        let result = self.run(&tool, args);
         self.settle(result)
     }
 

@@ -54,11 +54,11 @@ pub(crate) struct Databases {
     files: HashMap<Confined, Database>,
 }
 
-/// A file database and the directory it was opened through.
+/// A file database and the directory it was opened through. The fields drop in order: the
+/// connection closes before the directory it names its files through.
 #[derive(Debug)]
 struct Database {
     connection: Connection,
-    /// `SQLite` names its files through this directory; it must outlive the connection.
     _dir: Dir,
 }
 
@@ -73,6 +73,13 @@ fn sql(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
             slot @ None => slot.insert(authorized(Connection::open_in_memory(), db_path)?),
         }
     } else {
+        if !beneath::available() {
+            return Err(ToolError::new(
+                ErrorKind::Os,
+                "sql() cannot open file databases here: they are opened through /proc/self/fd, which this \
+                 system lacks; use db_path=':memory:'",
+            ));
+        }
         let (dir, name) = database_file(ctx, db_path)?;
         let key = dir.join(std::path::Path::new(&name)).ok_or_else(|| no_file(db_path))?;
         match ctx.databases.files.entry(key) {
@@ -96,7 +103,7 @@ fn sql(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
 /// Resolves a database path inside the workspace to its directory (symlinks resolved inside the
 /// workspace) and its file name: an existing regular file, or a new file in an existing
 /// directory.
-fn database_file(ctx: &ToolContext, db_path: &str) -> Result<(Confined, String), ToolError> {
+fn database_file(ctx: &ToolContext, db_path: &str) -> Result<(Confined, std::ffi::OsString), ToolError> {
     let ws = &ctx.workspace;
     let rel = ws.confine(db_path)?;
     let real = match ws.canonical(&rel) {
@@ -113,7 +120,7 @@ fn database_file(ctx: &ToolContext, db_path: &str) -> Result<(Confined, String),
         }
         Err(err) => return Err(err),
     };
-    let name = real.as_path().file_name().ok_or_else(|| no_file(db_path))?.to_string_lossy().into_owned();
+    let name = real.as_path().file_name().ok_or_else(|| no_file(db_path))?.to_os_string();
     Ok((real.parent(), name))
 }
 

@@ -62,11 +62,6 @@ impl DropIns {
         Self { files, cwd: cwd.to_path_buf(), worker: None }
     }
 
-    #[must_use]
-    pub(crate) fn files(&self) -> &[PathBuf] {
-        &self.files
-    }
-
     /// Calls the drop-in `name` with `args` (a dict), starting the worker on first use. A call
     /// that times out kills the worker; the next call starts another.
     pub(crate) fn call(&mut self, name: &str, args: &Value, timeout: Duration) -> Result<Value, ToolError> {
@@ -81,9 +76,9 @@ impl DropIns {
         result
     }
 
-    /// Each drop-in's name and description, from a worker started for the purpose.
-    pub(crate) fn describe(&self, timeout: Duration) -> Result<Vec<Described>, ToolError> {
-        let answer = Worker::start(&self.files, &self.cwd)?.ask(&json!({"describe": true}), timeout)?;
+    /// Each drop-in's name and description, from a worker started in `cwd` for the purpose.
+    pub(crate) fn describe(files: &[PathBuf], cwd: &Path, timeout: Duration) -> Result<Vec<Described>, ToolError> {
+        let answer = Worker::start(files, cwd)?.ask(&json!({"describe": true}), timeout)?;
         let listed = answer["ok"].as_array().cloned().unwrap_or_default();
         Ok(listed
             .iter()

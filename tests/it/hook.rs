@@ -207,3 +207,22 @@ fn session_start_adds_the_instructions_once() {
     let env = TestEnv::new().env("CODEACT_INJECT", "0");
     env.run(&["hook", "session-start"], &start).code(0).stdout("");
 }
+
+#[test]
+fn session_start_offers_only_what_it_can_describe_without_starting_anything() {
+    let env = TestEnv::new()
+        .file(".mcp.json", r#"{"mcpServers": {"ghost": {"command": "/nonexistent/mcp-server"}}}"#)
+        .file(".codeact/tools/pid.py", "def run():\n    return 1\n")
+        .file(
+            ".codeact/tools/shout.md",
+            "---\ntype: custom\nname: shout\ndescription: Shout it.\n---\n## Code\n```sh\ntr a-z A-Z\n```\n",
+        );
+    let start = json!({"sessionId": "s", "cwd": env.workspace(), "source": "new"}).to_string();
+    let out = env.run(&["hook", "session-start"], &start).code(0).stderr("");
+    let reply: Value = serde_json::from_str(&out.stdout).unwrap();
+    let context = reply["additionalContext"].as_str().unwrap();
+    assert!(context.contains("- `shout() -> Any`: Shout it.\n"), "{context}");
+    for unverified in ["mcp_call", "mcp_tools", "ghost", "pid("] {
+        assert!(!context.contains(unverified), "{unverified} is advertised:\n{context}");
+    }
+}

@@ -162,3 +162,17 @@ fn sql_file_databases_persist_inside_the_workspace() {
     assert!(env.workspace().join("data/app.db").is_file());
     assert_eq!(env.stdout_of("print(sql(query='select sum(x) as s from t', db_path='data/app.db'))"), "[{'s': 3}]\n");
 }
+
+#[test]
+fn sql_opens_a_database_whose_real_name_is_not_utf8() {
+    use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+    let env = TestEnv::new();
+    let real = env.workspace().join(std::ffi::OsStr::from_bytes(b"caf\xe9.db"));
+    std::fs::write(&real, b"").unwrap();
+    std::os::unix::fs::symlink(real.file_name().unwrap(), env.workspace().join("link.db")).unwrap();
+    env.stdout_of("sql(query='create table t(x); insert into t values (7)', db_path='link.db')");
+    assert!(std::fs::metadata(&real).unwrap().len() > 0, "the database went elsewhere");
+    let mut names: Vec<_> = std::fs::read_dir(env.workspace()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, [std::ffi::OsString::from_vec(b"caf\xe9.db".to_vec()), "link.db".into()]);
+}

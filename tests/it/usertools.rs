@@ -147,9 +147,12 @@ fn python_tool_failures_are_clear_python_exceptions() {
 #[test]
 fn a_python_tool_that_hangs_past_the_deadline_is_stopped_and_its_worker_reaped() {
     let env = with_dropins();
+    let started = std::time::Instant::now();
     let (status, value) = env.run_json("hang()", &["--timeout", "2"]);
     assert_eq!(status, 1);
     assert_eq!(value["error"]["type"], "TimeoutError");
+    let bound = std::time::Duration::from_secs(2) + crate::limits::SLACK;
+    assert!(started.elapsed() < bound, "took {:?}", started.elapsed());
     let pid = std::fs::read_to_string(env.workspace().join("worker.pid")).unwrap();
     assert!(!process_alive(&pid), "the worker {pid} outlived the run");
 }
@@ -160,4 +163,21 @@ fn python_tools_are_listed_with_their_descriptions() {
     assert!(instructions.contains("- `boom(**arguments) -> Any`: Raises.\n"), "{instructions}");
     assert!(instructions.contains("- `pid(**arguments) -> Any`: Return the worker's process id.\n"));
     assert!(!instructions.contains("_private"));
+}
+
+#[test]
+fn of_two_python_tools_with_one_name_the_users_runs_and_is_the_one_listed() {
+    let env = TestEnv::new().file(".codeact/tools/dup.py", "def run():\n    return 'project'\n");
+    let user_tool = env.user_config_dir().join("tools/dup.py");
+    std::fs::create_dir_all(user_tool.parent().unwrap()).unwrap();
+    std::fs::write(&user_tool, "def run():\n    return 'user'\n").unwrap();
+    let out = env.run_code("print(dup())").code(0).stdout("user\n");
+    let project_tool = env.workspace().join(".codeact/tools/dup.py");
+    assert_eq!(
+        out.stderr,
+        format!("warning: tool `dup` in `{}` is defined twice; the first one is used\n", project_tool.display())
+    );
+    let manifest: Value = serde_json::from_str(&env.run(&["discover"], "").code(0).stdout).unwrap();
+    let dup = manifest["tools"].as_array().unwrap().iter().find(|t| t["name"] == "dup").unwrap();
+    assert_eq!(dup["source"], user_tool.display().to_string());
 }

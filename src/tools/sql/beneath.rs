@@ -8,7 +8,7 @@
 //! that is the default one in every respect but that: names under `/proc/self/fd/` are kept as
 //! they are. This needs Linux's `/proc`; elsewhere a file database does not open.
 
-use std::ffi::{CStr, c_char, c_int};
+use std::ffi::{CStr, OsStr, OsString, c_char, c_int};
 use std::sync::OnceLock;
 
 use cap_std::fs::Dir;
@@ -25,11 +25,19 @@ type FullPathname = unsafe extern "C" fn(*mut ffi::sqlite3_vfs, *const c_char, c
 
 static DEFAULT_FULL_PATHNAME: OnceLock<Result<FullPathname, String>> = OnceLock::new();
 
+/// Whether this system names open files under `/proc/self/fd`.
+#[must_use]
+pub(super) fn available() -> bool {
+    std::path::Path::new("/proc/self/fd").is_dir()
+}
+
 /// Opens `name` in `dir` (read-write, created when missing, the last component never a symlink).
-pub(super) fn open(dir: &Dir, name: &str) -> rusqlite::Result<Connection> {
+pub(super) fn open(dir: &Dir, name: &OsStr) -> rusqlite::Result<Connection> {
     register()
         .map_err(|message| rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_ERROR), Some(message.clone())))?;
-    let path = format!("/proc/self/fd/{}/{name}", std::os::fd::AsRawFd::as_raw_fd(dir));
+    // The name's own bytes, whatever they are: a lossy conversion would name another file.
+    let mut path = OsString::from(format!("/proc/self/fd/{}/", std::os::fd::AsRawFd::as_raw_fd(dir)));
+    path.push(name);
     Connection::open_with_flags_and_vfs(path, OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW, NAME)
 }
 
@@ -46,7 +54,9 @@ fn register_vfs() -> Result<FullPathname, String> {
     if default.is_null() {
         return Err("SQLite has no default VFS".into());
     }
-    // SAFETY: `default` is non-null and points to a live `sqlite3_vfs` (see above).
+    // SAFETY: `default` is non-null and points to a live `sqlite3_vfs` (see above). Its `pNext`
+    // changes only while a VFS is registered, which nothing else in codeact does, and this runs
+    // once (in a `OnceLock`).
     let mut vfs = unsafe { *default };
     let full_pathname = vfs.xFullPathname.ok_or("SQLite's default VFS has no full-pathname function")?;
     vfs.zName = NAME.as_ptr();

@@ -162,7 +162,12 @@ pub(crate) fn run(program: &str, host: &mut Host, loading: Loading) -> Outcome {
     let ended = execute(program, host, loading, &stdout, &stderr);
     let (stdout, truncated) = take(&stdout).finish();
     let (program_stderr, _) = take(&stderr).finish();
-    let settled = ended.map_err(|err| internal(&format!("{err:#}"))).and_then(|ended| settle(ended, host));
+    let settled = ended
+        .map_err(|err| match hint::split(&err) {
+            (message, Some(hint)) => internal(&format!("{message} (hint: {hint})")),
+            (message, None) => internal(&message),
+        })
+        .and_then(|ended| settle(ended, host));
     let (return_repr, return_value, error) = match settled {
         Ok(Some((repr, value))) => (repr, value, None),
         Ok(None) => (None, None, None),
