@@ -12,6 +12,11 @@ use crate::limits::{self, DEFAULT, format_seconds, format_size};
 /// `codeact --version`: this version and the Monty version compiled in.
 const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (monty ", "0.0.23", ")");
 
+/// A flag's help with its default, which comes from [`limits::DEFAULT`].
+fn with_default(help: &str, default: impl std::fmt::Display) -> String {
+    format!("{help} [default: {default}]")
+}
+
 /// Run one Python program that calls your tools, inside a sandbox, and print only what matters.
 #[derive(Debug, Parser)]
 #[command(name = "codeact", version = VERSION_LINE, after_help = env::help_section())]
@@ -159,38 +164,28 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) json: bool,
 
-    #[arg(
-        long,
-        value_name = "SECS",
-        env = env::TIMEOUT,
-        value_parser = limits::parse_timeout_arg,
-        help = format!("Wall-clock limit in seconds, counting interpreter and tool time [default: {}]", format_seconds(DEFAULT.timeout).trim_end_matches('s')),
-    )]
+    #[arg(long, value_name = "SECS", env = env::TIMEOUT, value_parser = limits::parse_timeout_arg, help = with_default(
+        "Wall-clock limit in seconds, counting interpreter and tool time",
+        format_seconds(DEFAULT.timeout).trim_end_matches('s'),
+    ))]
     pub(crate) timeout: Option<Duration>,
 
-    #[arg(
-        long,
-        value_name = "SIZE",
-        env = env::MAX_MEMORY,
-        value_parser = limits::parse_size,
-        help = format!("Memory limit, e.g. `512MiB`, `1G`, or bytes [default: {}]", format_size(DEFAULT.max_memory).replace(' ', "")),
-    )]
+    #[arg(long, value_name = "SIZE", env = env::MAX_MEMORY, value_parser = limits::parse_size, help = with_default(
+        "Memory limit, e.g. `512MiB`, `1G`, or bytes",
+        format_size(DEFAULT.max_memory).replace(' ', ""),
+    ))]
     pub(crate) max_memory: Option<usize>,
 
-    #[arg(
-        long,
-        value_name = "BYTES",
-        env = env::MAX_OUTPUT,
-        help = format!("Bytes of stdout to keep; longer output keeps its head and tail [default: {}]", DEFAULT.max_output),
-    )]
+    #[arg(long, value_name = "BYTES", env = env::MAX_OUTPUT, help = with_default(
+        "Bytes of stdout to keep; longer output keeps its head and tail",
+        DEFAULT.max_output,
+    ))]
     pub(crate) max_output: Option<usize>,
 
-    #[arg(
-        long,
-        value_name = "N",
-        env = env::MAX_TOOL_CALLS,
-        help = format!("Tool calls allowed in one run [default: {}]", DEFAULT.max_tool_calls),
-    )]
+    #[arg(long, value_name = "N", env = env::MAX_TOOL_CALLS, help = with_default(
+        "Tool calls allowed in one run",
+        DEFAULT.max_tool_calls,
+    ))]
     pub(crate) max_tool_calls: Option<u64>,
 }
 
