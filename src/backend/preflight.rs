@@ -2,7 +2,7 @@
 //! that decide whether a chosen backend can run, each failure with its fix.
 
 use super::choice::Choice;
-use super::select::{Backend, NOT_COMPILED_FIX, select, wasm_ready};
+use super::select::{Backend, not_compiled_fix, select, wasm_ready};
 use super::{monty, wasm};
 use crate::guest;
 
@@ -75,9 +75,9 @@ fn wasm_checks() -> Vec<Check> {
         detail: if wasm::COMPILED_IN {
             format!("wasmtime {} is compiled into this binary", wasm::WASMTIME_VERSION)
         } else {
-            "the wasm backend is not compiled into this build of codeact".to_owned()
+            wasm::NOT_COMPILED.to_owned()
         },
-        fix: (!wasm::COMPILED_IN).then(|| NOT_COMPILED_FIX.to_owned()),
+        fix: (!wasm::COMPILED_IN).then(not_compiled_fix),
     }];
     checks.push(match guest::installed() {
         Ok(installed) => Check {

@@ -24,7 +24,9 @@ pub(crate) struct BackendUnavailable {
 }
 
 /// What to do when this build has no `wasm` backend.
-pub(super) const NOT_COMPILED_FIX: &str = "build codeact with `--features wasm`, or use `--backend monty`";
+pub(super) fn not_compiled_fix() -> String {
+    format!("{}, or use `--backend monty`", wasm::BUILD_IT)
+}
 
 impl Backend {
     #[must_use]
@@ -87,7 +89,7 @@ pub(super) fn wasm_ready() -> Result<(), BackendUnavailable> {
     let unavailable =
         |reason: String, hint: String| BackendUnavailable { choice: Choice::Wasm, reason, hint: Hint(hint) };
     if !wasm::COMPILED_IN {
-        return Err(unavailable("it is not compiled into this build of codeact".into(), NOT_COMPILED_FIX.into()));
+        return Err(unavailable(wasm::NOT_COMPILED_REASON.into(), not_compiled_fix()));
     }
     guest::installed().map(|_| ()).map_err(|missing| {
         unavailable(missing.to_string(), format!("run `{}` (or use `--backend monty`)", guest::INSTALL_HINT))

@@ -122,9 +122,12 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
     let mut offered = Vec::new();
     if let Some(workspace) = sources.workspace {
         for dropin in dropins_of(workspace, &dirs, discovery, &mut warnings) {
-            let taken =
-                is_reserved(&dropin.name) || catalog.get(&dropin.name).is_some() || catalog.is_disabled(&dropin.name);
-            if !taken && is_identifier(&dropin.name) {
+            let (name, path) = (&dropin.name, dropin.path.display());
+            if is_reserved(name) {
+                warnings.push(format!("tool `{name}` in `{path}` would shadow a built-in; rename it"));
+            } else if catalog.get(name).is_some() || catalog.is_disabled(name) {
+                warnings.push(format!("tool `{name}` in `{path}` is defined twice; the first one is used"));
+            } else if is_identifier(name) {
                 offered.push(dropin.path.clone());
                 offer(&mut catalog, Tool::DropIn(Arc::new(dropin)));
             }

@@ -181,3 +181,25 @@ fn of_two_python_tools_with_one_name_the_users_runs_and_is_the_one_listed() {
     let dup = manifest["tools"].as_array().unwrap().iter().find(|t| t["name"] == "dup").unwrap();
     assert_eq!(dup["source"], user_tool.display().to_string());
 }
+
+#[test]
+fn a_python_tool_named_like_a_markdown_tool_or_a_built_in_is_left_out_with_a_warning() {
+    let env = env()
+        .file(".codeact/tools/shout.py", "def run(text):\n    return 'from python'\n")
+        .file(".codeact/tools/view.py", "def run(path):\n    return 'shadow'\n");
+    let out = env.run_code("print(shout(text='hey'), view(path='README.md').splitlines()[0])").code(0);
+    assert_eq!(out.stdout, "HEY # sample\n");
+    let tools = env.workspace().join(".codeact/tools");
+    let mut warnings: Vec<&str> = out.stderr.lines().collect();
+    warnings.sort_unstable();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "warning: tool `shout` in `{}` is defined twice; the first one is used",
+                tools.join("shout.py").display()
+            ),
+            format!("warning: tool `view` in `{}` would shadow a built-in; rename it", tools.join("view.py").display()),
+        ]
+    );
+}

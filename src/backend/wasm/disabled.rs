@@ -11,16 +11,14 @@ use crate::sandbox::{GuestCache, Host, Outcome, ProgramError};
 /// No wasmtime in this build.
 pub(crate) const WASMTIME_VERSION: &str = "none";
 
-const NOT_BUILT: &str = "the wasm backend is not compiled into this build of codeact";
-
-const BUILD_IT: &str = "build codeact with `--features wasm`";
+use super::{BUILD_IT, NOT_COMPILED};
 
 pub(crate) fn precompile(_installed: &Installed) -> Result<PathBuf> {
-    Err(hint::error(NOT_BUILT, BUILD_IT))
+    Err(hint::error(NOT_COMPILED, BUILD_IT))
 }
 
 pub(crate) fn compile_stdlib(_installed: &Installed) -> Result<()> {
-    Err(hint::error(NOT_BUILT, BUILD_IT))
+    Err(hint::error(NOT_COMPILED, BUILD_IT))
 }
 
 /// Nothing to load.
@@ -46,7 +44,7 @@ pub(crate) fn run(_program: &str, host: &mut Host, _loading: Loading) -> Outcome
         stderr: String::new(),
         return_value: None,
         return_repr: None,
-        error: Some(ProgramError::internal(NOT_BUILT)),
+        error: Some(ProgramError::internal(NOT_COMPILED)),
         backend: "wasm",
         guest_cache: None,
         duration: host.elapsed(),

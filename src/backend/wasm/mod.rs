@@ -13,3 +13,8 @@ pub(crate) use disabled::{Loading, WASMTIME_VERSION, compile_stdlib, precompile,
 
 /// Whether this build carries the backend.
 pub(crate) const COMPILED_IN: bool = cfg!(feature = "wasm");
+
+/// What a build without the backend says when asked for it, and what to do about it.
+pub(crate) const NOT_COMPILED: &str = "the wasm backend is not compiled into this build of codeact";
+pub(crate) const NOT_COMPILED_REASON: &str = "it is not compiled into this build of codeact";
+pub(crate) const BUILD_IT: &str = "build codeact with `--features wasm`";
