@@ -64,21 +64,12 @@ pub(crate) struct Built {
 /// The catalogue for `sources`.
 #[must_use]
 pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
-    let filter = sources.filter;
-    let mut catalog = Catalog::default();
-    let mut warnings = Vec::new();
-    let offer = |catalog: &mut Catalog, tool: Tool| {
-        if filter.allows(tool.name()) {
-            catalog.offer(tool);
-        } else {
-            catalog.disable(tool.name());
-        }
-    };
+    let mut building = Building { filter: sources.filter, catalog: Catalog::default(), warnings: Vec::new() };
     for builtin in BUILTINS {
-        offer(&mut catalog, Tool::Builtin(builtin));
+        building.offer(Tool::Builtin(builtin));
     }
     if sources.github {
-        offer(&mut catalog, Tool::Builtin(&GITHUB_API));
+        building.offer(Tool::Builtin(&GITHUB_API));
     }
 
     let mut mcp = match sources.workspace {
@@ -89,59 +80,87 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
         _ if mcp.is_empty() => Some(Vec::new()),
         Discovery::Lazy => None,
         Discovery::Static => Some(Vec::new()),
-        Discovery::Probe(_) if !filter.allows("mcp_call") => Some(Vec::new()),
+        Discovery::Probe(_) if !sources.filter.allows("mcp_call") => Some(Vec::new()),
         Discovery::Probe(within) => {
             let (listed, failed) = mcp.catalog(Instant::now() + within);
-            warnings.extend(failed.into_iter().map(|(name, why)| format!("MCP server `{name}` left out: {why}")));
+            for (name, why) in failed {
+                building.warnings.push(format!("MCP server `{name}` left out: {why}"));
+            }
             Some(listed)
         }
     };
     // Lazily, the helpers are offered whenever a server is configured; probing, when one answered.
     if listed.as_ref().is_none_or(|servers| !servers.is_empty()) {
-        offer(&mut catalog, Tool::Mcp(Arc::new(McpFunction::Call)));
-        offer(&mut catalog, Tool::Mcp(Arc::new(McpFunction::List)));
+        building.offer(Tool::Mcp(Arc::new(McpFunction::Call)));
+        building.offer(Tool::Mcp(Arc::new(McpFunction::List)));
     }
 
     let dirs = sources.workspace.map(|workspace| load::tool_dirs(sources.user_config, workspace)).unwrap_or_default();
     let (markdown, unparsed) = load::load(&dirs);
-    warnings.extend(unparsed);
+    building.warnings.extend(unparsed);
     for tool in markdown {
         let name = tool.tool.name.clone();
-        let path = tool.path.display().to_string();
-        if is_reserved(&name) {
-            warnings.push(format!("tool `{name}` in `{path}` would shadow a built-in; rename it"));
-        } else if catalog.get(&name).is_some() || catalog.is_disabled(&name) {
-            warnings.push(format!("tool `{name}` in `{path}` is defined twice; the first one is used"));
-        } else if tool.tool.language == Language::JavaScript && !(sources.node)() {
-            warnings.push(format!("tool `{name}` needs `node`, which is not on PATH"));
+        if !building.name_is_free(&name, &tool.path) {
+            continue;
+        }
+        if tool.tool.language == Language::JavaScript && !(sources.node)() {
+            building.warnings.push(format!("tool `{name}` needs `node`, which is not on PATH"));
         } else {
-            offer(&mut catalog, Tool::Markdown(Arc::new(tool)));
+            building.offer(Tool::Markdown(Arc::new(tool)));
         }
     }
 
     let mut offered = Vec::new();
     if let Some(workspace) = sources.workspace {
-        for dropin in dropins_of(workspace, &dirs, discovery, &mut warnings) {
-            let (name, path) = (&dropin.name, dropin.path.display());
-            if is_reserved(name) {
-                warnings.push(format!("tool `{name}` in `{path}` would shadow a built-in; rename it"));
-            } else if catalog.get(name).is_some() || catalog.is_disabled(name) {
-                warnings.push(format!("tool `{name}` in `{path}` is defined twice; the first one is used"));
-            } else if is_identifier(name) {
+        for dropin in dropins_of(workspace, &dirs, discovery, &mut building.warnings) {
+            if building.name_is_free(&dropin.name, &dropin.path) && is_identifier(&dropin.name) {
                 offered.push(dropin.path.clone());
-                offer(&mut catalog, Tool::DropIn(Arc::new(dropin)));
+                building.offer(Tool::DropIn(Arc::new(dropin)));
             }
         }
     }
     // The worker loads only the drop-ins offered.
     let dropins = sources.workspace.map(|workspace| DropIns::new(offered, workspace)).unwrap_or_default();
 
+    let Building { mut catalog, warnings, .. } = building;
     if catalog.offers_mcp() {
         for (server, tools) in listed.unwrap_or_default() {
             catalog.add_server(&server, &tools);
         }
     }
     Built { catalog, mcp, dropins, warnings }
+}
+
+/// A catalogue being built, and what was left out so far.
+struct Building<'a> {
+    filter: &'a ToolFilter,
+    catalog: Catalog,
+    warnings: Vec<String>,
+}
+
+impl Building<'_> {
+    /// Offers `tool` when configuration allows it; otherwise remembers it was switched off.
+    fn offer(&mut self, tool: Tool) {
+        if self.filter.allows(tool.name()) {
+            self.catalog.offer(tool);
+        } else {
+            self.catalog.disable(tool.name());
+        }
+    }
+
+    /// Whether a user tool from `path` may take `name`: not a reserved name, not one an
+    /// earlier tool took. When it may not, says so.
+    fn name_is_free(&mut self, name: &str, path: &Path) -> bool {
+        let path = path.display();
+        if is_reserved(name) {
+            self.warnings.push(format!("tool `{name}` in `{path}` would shadow a built-in; rename it"));
+        } else if self.catalog.get(name).is_some() || self.catalog.is_disabled(name) {
+            self.warnings.push(format!("tool `{name}` in `{path}` is defined twice; the first one is used"));
+        } else {
+            return true;
+        }
+        false
+    }
 }
 
 /// The drop-ins in `dirs`, the first of two with one name winning: by file name, or as a worker
