@@ -1,5 +1,5 @@
 //! The tools bridge between a CPython guest and the [`Host`]: the guest's `tools.dispatch`
-//! passes a tool name and `{"args": [...], "kwargs": {...}}` as JSON; the same registry,
+//! passes a tool name and `{"args": [...], "kwargs": {...}}` as JSON; the same catalogue,
 //! argument binding and confinement as on Monty answer it. A tool error goes back as
 //! `Type: message`, which the prelude raises as that exception type; a limit ends the run.
 
