@@ -151,16 +151,20 @@ impl Building<'_> {
     /// Whether a user tool from `path` may take `name`: not a reserved name, not one an
     /// earlier tool took. When it may not, says so.
     fn name_is_free(&mut self, name: &str, path: &Path) -> bool {
-        let path = path.display();
         if is_reserved(name) {
-            self.warnings.push(format!("tool `{name}` in `{path}` would shadow a built-in; rename it"));
+            self.warnings.push(format!("tool `{name}` in `{}` would shadow a built-in; rename it", path.display()));
         } else if self.catalog.get(name).is_some() || self.catalog.is_disabled(name) {
-            self.warnings.push(format!("tool `{name}` in `{path}` is defined twice; the first one is used"));
+            self.warnings.push(defined_twice(name, path));
         } else {
             return true;
         }
         false
     }
+}
+
+/// The warning for a user tool whose name an earlier one took.
+fn defined_twice(name: &str, path: &Path) -> String {
+    format!("tool `{name}` in `{}` is defined twice; the first one is used", path.display())
 }
 
 /// The drop-ins in `dirs`, the first of two with one name winning: by file name, or as a worker
@@ -175,8 +179,7 @@ fn dropins_of(workspace: &Path, dirs: &[PathBuf], discovery: Discovery, warnings
     let mut files: Vec<PathBuf> = Vec::new();
     for path in dropin::files(dirs) {
         if files.iter().any(|kept| kept.file_stem() == path.file_stem()) {
-            let name = by_name(&path).name;
-            warnings.push(format!("tool `{name}` in `{}` is defined twice; the first one is used", path.display()));
+            warnings.push(defined_twice(&by_name(&path).name, &path));
         } else {
             files.push(path);
         }

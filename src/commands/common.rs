@@ -10,7 +10,7 @@ use crate::cli::{CommonArgs, RunArgs};
 use crate::config::{Config, Overrides};
 use crate::copilot;
 use crate::output;
-use crate::tools::github::{self, Access};
+use crate::tools::github::Access;
 use crate::tools::process;
 
 /// How long listing every MCP server's tools and describing the drop-ins may take.
@@ -31,12 +31,6 @@ pub(crate) fn run_config(args: &RunArgs) -> Result<Config> {
         max_output: args.max_output,
         max_tool_calls: args.max_tool_calls,
     })
-}
-
-/// What this machine offers the tools: how `github_api` would reach GitHub, if at all.
-#[must_use]
-pub(crate) fn github() -> Option<Access> {
-    github::access()
 }
 
 /// The catalogue for `config`, telling `github` what the command found; each tool file or server

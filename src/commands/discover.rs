@@ -9,11 +9,12 @@ use crate::catalog::Discovery;
 use crate::cli::BackendArgs;
 use crate::exit;
 use crate::output;
+use crate::tools::github;
 
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
     let config = common::config(&args.common)?;
     let backend = backend::select(config.backend)?;
-    let built = common::catalog(&config, common::github().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     let catalog = &built.catalog;
     let servers: Vec<_> =
         catalog.servers().into_iter().map(|(name, tools)| json!({"name": name, "tools": tools})).collect();

@@ -24,6 +24,7 @@ use crate::hook::policy::{self, Decision};
 use crate::hook::state::{self, StateDir};
 use crate::output;
 use crate::render::Reference;
+use crate::tools::github;
 
 pub(crate) fn run(event: HookEvent) -> Result<u8> {
     let outcome = read_stdin().and_then(|input| match event {
@@ -97,7 +98,7 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     // Nothing is started here (the hook must answer within its few seconds), so only what is
     // known without starting it is offered; what is left out is not reported: a hook's stderr
     // is not the user's.
-    let built = common::catalog(&config, common::github().as_ref(), Discovery::Static, true);
+    let built = common::catalog(&config, github::access().as_ref(), Discovery::Static, true);
     let binary = common::current_binary();
     let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
     Ok(Some(json!({"additionalContext": text})))

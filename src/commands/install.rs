@@ -22,6 +22,7 @@ use crate::exit;
 use crate::hint;
 use crate::output;
 use crate::render::Reference;
+use crate::tools::github;
 
 pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
     let config = common::config(&args.common)?;
@@ -32,7 +33,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         return Ok(exit::BACKEND_UNAVAILABLE);
     }
     let backend = backend::select(config.backend)?;
-    let built = common::catalog(&config, common::github().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = common::current_binary();
     let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary };
     let regenerate =

@@ -9,11 +9,12 @@ use crate::cli::BackendArgs;
 use crate::exit;
 use crate::output;
 use crate::render::Reference;
+use crate::tools::github;
 
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
     let config = common::config(&args.common)?;
     let backend = backend::select(config.backend)?;
-    let built = common::catalog(&config, common::github().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = common::current_binary();
     let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
     output::data(text.as_bytes())?;

@@ -13,8 +13,8 @@ use crate::exit::{self, UsageError};
 use crate::hint::Hint;
 use crate::output;
 use crate::sandbox::{Capture, GuestCache, Host, Outcome, Parts};
-use crate::tools::ToolContext;
 use crate::tools::workspace::Workspace;
+use crate::tools::{ToolContext, github};
 
 pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     let config = common::run_config(args)?;
@@ -35,7 +35,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     let started = Instant::now();
     let workspace = Workspace::open(&config.workspace)
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
-    let github = common::github();
+    let github = github::access();
     let built = common::catalog(&config, github.as_ref(), Discovery::Lazy, false);
     let ctx = ToolContext::new(workspace, started + config.limits.timeout, config.network.clone(), github);
     let mut host = Host::new(Parts {

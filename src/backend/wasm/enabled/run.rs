@@ -18,7 +18,7 @@ use super::cache;
 use super::engine::{engine, linker};
 use super::heap::{grow_heaps_in_large_steps, huge_pages_for_this_threads_heap};
 use super::store::{FromGuest, GuestState, new_store};
-use super::stream::take;
+use super::stream::{MAX_STDERR, take};
 use crate::guest::bridge;
 use crate::guest::loader;
 use crate::guest::manifest::STDLIB_GUEST_PATH;
@@ -29,9 +29,6 @@ use crate::tools::{ErrorKind, Value};
 
 /// How often the epoch ticks: the granularity of the wall-clock limit.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// Bytes of the program's stderr kept.
-const MAX_STDERR: usize = 64 * 1024;
 
 /// The compiled guest, loading on a thread of its own while the caller goes on. Loading the
 /// compiled code is the longest step of a warm run: `codeact run` starts it as soon as it

@@ -13,13 +13,10 @@ use wasmtime_wasi::FsPerms;
 use super::bindings::Sandbox;
 use super::engine::{engine_with, linker};
 use super::store::{GuestState, new_store};
-use super::stream::take;
+use super::stream::{MAX_STDERR, take};
 use crate::guest::Installed;
 use crate::guest::loader;
 use crate::sandbox::Capture;
-
-/// Bytes of the guest's output kept while it loads the prelude.
-const MAX_STDERR: usize = 64 * 1024;
 
 /// The guest component with the prelude loaded, as a new component: the guest runs
 /// [`loader::init_code`] and its state is snapshotted.

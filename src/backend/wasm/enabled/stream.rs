@@ -10,6 +10,9 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 use crate::sandbox::Capture;
 
+/// Bytes kept of the guest's stderr (and of its output while it loads the prelude).
+pub(super) const MAX_STDERR: usize = 64 * 1024;
+
 /// What a shared capture holds, leaving it empty.
 pub(super) fn take(capture: &Arc<Mutex<Capture>>) -> Capture {
     let mut guard = capture.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
