@@ -44,8 +44,16 @@ use crate::cli::{Cli, Command};
 
 /// Runs codeact with these arguments and returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
+        // A hook fails open, even on what it was given: every `CODEACT_*` variable with a flag
+        // is read here, and one a hook cannot parse must not deny every tool call.
+        Err(err) if err.exit_code() != 0 && args.get(1).is_some_and(|arg| arg == "hook") => {
+            let message = err.to_string();
+            output::diagnostic(&format!("codeact hook: {} (allowing)", message.lines().next().unwrap_or_default()));
+            return exit::code(exit::SUCCESS);
+        }
         Err(err) => {
             // Help and version go to stdout; usage errors to stderr.
             let _ = err.print();
