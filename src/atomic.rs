@@ -1,6 +1,9 @@
 //! Writing a file atomically: the bytes go to a fresh temporary file in the target's directory,
 //! which is then renamed over the target, so a reader sees the old file or the new one, never
-//! half of one. Every file codeact writes for itself goes through [`write`].
+//! half of one. Every file codeact writes for itself (caches, hook state, the guest) goes through
+//! [`write`]. The files `install` writes for Copilot do not: a repository's directories may be
+//! links, so `copilot::Target::write` does the same inside a directory handle opened without
+//! following them.
 
 use std::io::{self, Write as _};
 use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
@@ -9,8 +12,6 @@ use std::path::Path;
 /// Who may read the file, and how much a crash may lose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Access {
-    /// 0644 in an ordinary directory: files the user's other tools read.
-    Shared,
     /// 0600 in a 0700 directory, synced to disk: caches and installs.
     Private,
     /// 0600, not synced: small state rewritten often, where losing the last write is harmless.
@@ -20,10 +21,7 @@ pub(crate) enum Access {
 /// Writes `bytes` to `path` atomically, creating its directory when needed.
 pub(crate) fn write(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let (file_mode, dir_mode) = match access {
-        Access::Shared => (0o644, 0o755),
-        Access::Private | Access::Scratch => (0o600, 0o700),
-    };
+    let (file_mode, dir_mode) = (0o600, 0o700);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let prefix = format!(".{name}.");
     let temporary = || {

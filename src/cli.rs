@@ -48,6 +48,12 @@ pub(crate) enum Command {
     Uninstall(UninstallArgs),
     /// Report every problem in user tool files and config files, as `path:line: message`.
     Check(CheckArgs),
+    /// Show what this workspace would make codeact run, and approve that exact content.
+    ///
+    /// A workspace's MCP servers, its tool files under `.codeact/tools/` and the keys of its
+    /// `.codeact/config.json` that loosen your own settings are ignored until you trust them
+    /// here. Any later change to one of those files makes it untrusted again.
+    Trust(TrustArgs),
     /// Install or inspect the CPython guest the `wasm` backend runs.
     Guest {
         #[command(subcommand)]
@@ -131,6 +137,10 @@ pub(crate) struct InstallArgs {
     /// Print the paths and contents instead of writing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+
+    /// Replace generated files even where they were edited since codeact wrote them.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -141,6 +151,10 @@ pub(crate) struct UninstallArgs {
     /// Remove the files installed with --global.
     #[arg(long)]
     pub(crate) global: bool,
+
+    /// Remove generated files even where they were edited since codeact wrote them.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -187,6 +201,25 @@ pub(crate) struct RunArgs {
         DEFAULT.max_tool_calls,
     ))]
     pub(crate) max_tool_calls: Option<u64>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct TrustArgs {
+    /// The workspace [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+
+    /// List each item as trusted, untrusted or changed since trusted; approve nothing.
+    #[arg(long, conflicts_with = "revoke")]
+    pub(crate) status: bool,
+
+    /// Print the status as JSON.
+    #[arg(long, requires = "status")]
+    pub(crate) json: bool,
+
+    /// Forget everything approved in this workspace.
+    #[arg(long)]
+    pub(crate) revoke: bool,
 }
 
 #[derive(Debug, Clone, Args)]

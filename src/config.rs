@@ -4,6 +4,12 @@
 //! `<workspace>/.codeact/config.json`, then the user's `config.json`, then defaults. Unknown
 //! keys and wrong types are errors naming the file and the key; nothing in a config file is
 //! silently ignored.
+//!
+//! The project's file comes with the repository, so it may only tighten the user's settings
+//! unless the user trusts it (`codeact trust`): it adds to the disabled tools, narrows the
+//! enabled ones, lowers limits, makes the hook's mode stricter and narrows the network policy.
+//! A key that would loosen them (re-enabling a tool, a weaker mode, higher limits, network
+//! allowances, another backend) is ignored, and named, until the file is trusted.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,7 +22,11 @@ use crate::catalog::ToolFilter;
 use crate::hook::mode::Mode;
 use crate::limits::{self, Limits};
 use crate::tools::network::NetworkPolicy;
-use crate::{dirs, env};
+use crate::trust::{self, Approved};
+use crate::{bounded, dirs, env};
+
+/// The project's config file, relative to the workspace.
+pub(crate) const PROJECT_FILE: &str = ".codeact/config.json";
 
 /// Everything a command needs to know, resolved once.
 #[derive(Debug, Clone)]
@@ -34,6 +44,21 @@ pub(crate) struct Config {
     /// In nudge mode, the consecutive read-only call that is denied.
     pub(crate) nudge_after: u32,
     pub(crate) network: NetworkPolicy,
+    /// What the user approved in this workspace.
+    pub(crate) trust: Approved,
+    /// The project's config file, when it has keys that loosen the user's settings.
+    pub(crate) project: Option<Project>,
+}
+
+/// A project config file that would loosen the user's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Project {
+    /// The file's content, as read (what `codeact trust` approves).
+    pub(crate) content: Vec<u8>,
+    /// The keys that loosen the user's settings, as written (`disabled`, `limits.timeout`, …).
+    pub(crate) loosening: Vec<&'static str>,
+    /// Whether the user trusts this content, so that every key applies.
+    pub(crate) trusted: bool,
 }
 
 /// Default for `CODEACT_NUDGE_AFTER`.
@@ -91,6 +116,7 @@ enum SizeValue {
 struct Source {
     path: PathBuf,
     file: ConfigFile,
+    content: Vec<u8>,
 }
 
 impl Config {
@@ -98,12 +124,7 @@ impl Config {
     pub(crate) fn load(overrides: &Overrides) -> Result<Self> {
         let workspace = resolve_workspace(overrides.workspace.as_deref())?;
         let user_dir = dirs::config();
-        let mut sources = Vec::new();
-        if let Some(dir) = &user_dir {
-            sources.extend(read_source(&dir.join("config.json"))?);
-        }
-        sources.extend(read_source(&workspace.join(".codeact").join("config.json"))?);
-        // Later sources win: user, then project, then environment, then flags.
+        let trust = trust::approved(&workspace);
         let mut config = Self {
             workspace,
             user_dir,
@@ -113,9 +134,17 @@ impl Config {
             mode: Mode::Off,
             nudge_after: NUDGE_AFTER,
             network: NetworkPolicy::default(),
+            trust,
+            project: None,
         };
-        for source in &sources {
-            config.apply(source)?;
+        // Later sources win: user, then project, then environment, then flags.
+        if let Some(dir) = &config.user_dir
+            && let Some(source) = read_source(&dir.join("config.json"))?
+        {
+            config.apply(&source)?;
+        }
+        if let Some(source) = read_source(&config.workspace.join(PROJECT_FILE))? {
+            config.apply_project(source)?;
         }
         if let Some(list) = env::var(env::TOOLS) {
             config.tools.allow = Some(split_list(&list));
@@ -157,6 +186,84 @@ impl Config {
         if let Some(calls) = overrides.max_tool_calls {
             limits.max_tool_calls = calls;
         }
+    }
+
+    /// Applies the project's file: every key when the user trusts it, otherwise only what
+    /// tightens the settings so far.
+    fn apply_project(&mut self, source: Source) -> Result<()> {
+        let mut loose = self.clone();
+        loose.apply(&source)?;
+        let mut tight = self.clone();
+        tight.tighten(&source)?;
+        let loosening = loose.differences(&tight);
+        if loosening.is_empty() {
+            *self = tight;
+            return Ok(());
+        }
+        let trusted = self.trust.trusts(PROJECT_FILE, &source.content);
+        *self = if trusted { loose } else { tight };
+        self.project = Some(Project { content: source.content, loosening, trusted });
+        Ok(())
+    }
+
+    /// Applies what in `source` tightens the settings: disabled tools are added, enabled ones
+    /// narrowed, limits lowered, the mode made stricter, the network policy narrowed. The
+    /// backend stays.
+    fn tighten(&mut self, source: &Source) -> Result<()> {
+        let mut given = self.clone();
+        given.apply(source)?;
+        let file = &source.file;
+        if let Some(enabled) = &file.enabled {
+            self.tools.allow = Some(match &self.tools.allow {
+                Some(allow) => enabled.iter().filter(|name| allow.contains(name)).cloned().collect(),
+                None => enabled.clone(),
+            });
+        }
+        for name in &given.tools.deny {
+            if !self.tools.deny.contains(name) {
+                self.tools.deny.push(name.clone());
+            }
+        }
+        self.mode = self.mode.max(given.mode);
+        self.network.allow_private &= given.network.allow_private;
+        let hosts = &given.network.allowed_hosts;
+        self.network.allowed_hosts.retain(|host| hosts.contains(host));
+        let (limits, given) = (&mut self.limits, &given.limits);
+        limits.timeout = limits.timeout.min(given.timeout);
+        limits.max_memory = limits.max_memory.min(given.max_memory);
+        limits.max_output = limits.max_output.min(given.max_output);
+        limits.max_tool_calls = limits.max_tool_calls.min(given.max_tool_calls);
+        Ok(())
+    }
+
+    /// The keys whose settings differ between `self` and `other`.
+    fn differences(&self, other: &Self) -> Vec<&'static str> {
+        let same_set = |a: &[String], b: &[String]| a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x));
+        let allow_same = match (&self.tools.allow, &other.tools.allow) {
+            (Some(a), Some(b)) => same_set(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        let checks = [
+            ("enabled", allow_same),
+            ("disabled", same_set(&self.tools.deny, &other.tools.deny)),
+            ("backend", self.backend == other.backend),
+            ("mode", self.mode == other.mode),
+            ("network.allow_private", self.network.allow_private == other.network.allow_private),
+            ("network.allowed_hosts", same_set(&self.network.allowed_hosts, &other.network.allowed_hosts)),
+            ("limits.timeout", self.limits.timeout == other.limits.timeout),
+            ("limits.max_memory", self.limits.max_memory == other.limits.max_memory),
+            ("limits.max_output", self.limits.max_output == other.limits.max_output),
+            ("limits.max_tool_calls", self.limits.max_tool_calls == other.limits.max_tool_calls),
+        ];
+        checks.into_iter().filter(|(_, same)| !same).map(|(key, _)| key).collect()
+    }
+
+    /// What this configuration ignores until the user trusts it: the project file's loosening
+    /// keys, when it has any and is not trusted.
+    #[must_use]
+    pub(crate) fn ignored(&self) -> Option<String> {
+        let project = self.project.as_ref().filter(|project| !project.trusted)?;
+        Some(format!("{PROJECT_FILE} ({})", project.loosening.join(", ")))
     }
 
     fn apply(&mut self, source: &Source) -> Result<()> {
@@ -221,14 +328,16 @@ fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf> {
 
 /// Reads one config file if it exists. Errors name the file, the key and the position.
 fn read_source(path: &Path) -> Result<Option<Source>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err).with_context(|| format!("failed to read `{}`", path.display())),
+    let content = match bounded::read(path, bounded::MAX_FILE_BYTES) {
+        Ok(Some(content)) => content,
+        Ok(None) => return Ok(None),
+        Err(err) => return Err(InvalidConfig(format!("cannot read `{}`: {err}", path.display())).into()),
     };
-    let file = parse_config(&text)
+    let text = std::str::from_utf8(&content)
+        .map_err(|_| InvalidConfig(format!("invalid configuration in `{}`: not UTF-8 text", path.display())))?;
+    let file = parse_config(text)
         .map_err(|message| InvalidConfig(format!("invalid configuration in `{}`: {message}", path.display())))?;
-    Ok(Some(Source { path: path.to_path_buf(), file }))
+    Ok(Some(Source { path: path.to_path_buf(), file, content }))
 }
 
 /// Checks the text of a `config.json`: `Err` names the key and the position.

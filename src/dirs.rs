@@ -18,6 +18,13 @@ pub(crate) fn data() -> Option<PathBuf> {
     codeact_dir(None, "XDG_DATA_HOME", ".local/share")
 }
 
+/// codeact's state directory, for what it remembers between runs (the workspaces the user
+/// trusts): `$XDG_STATE_HOME/codeact`, else `~/.local/state/codeact`.
+#[must_use]
+pub(crate) fn state() -> Option<PathBuf> {
+    codeact_dir(None, "XDG_STATE_HOME", ".local/state")
+}
+
 /// codeact's cache directory: `$CODEACT_CACHE_DIR`, `$XDG_CACHE_HOME/codeact`, `~/.cache/codeact`.
 #[must_use]
 #[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend caches what it compiles"))]

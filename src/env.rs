@@ -43,8 +43,16 @@ pub(crate) const COPILOT_HOME: &str = "COPILOT_HOME";
 pub(crate) const COPILOT_PROJECT_DIR: &str = "COPILOT_PROJECT_DIR";
 /// A private directory Copilot CLI gives each plugin for its state.
 pub(crate) const COPILOT_PLUGIN_DATA: &str = "COPILOT_PLUGIN_DATA";
+/// Where Copilot CLI's hooks are told the plugin lives (both names are set; older hosts may
+/// set only one).
+pub(crate) const PLUGIN_ROOTS: [&str; 2] = ["COPILOT_PLUGIN_ROOT", "PLUGIN_ROOT"];
 /// GitHub tokens `github_api` uses when `gh` is not installed, in this order.
 pub(crate) const GITHUB_TOKENS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
+
+/// What a process codeact starts for a tool it does not confine (an MCP stdio server, the
+/// Python drop-in worker) inherits of codeact's environment; anything else it must be given.
+pub(crate) const INHERITED: &[&str] =
+    &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
 
 /// Every `CODEACT_*` variable, for `--help` and the README.
 pub const ALL: &[&str] = &[

@@ -1,5 +1,6 @@
 //! Named process exit codes, and the error that means a usage error. Commands return these;
-//! nothing else calls `std::process::exit`.
+//! the one other way out is a run's watchdog (`sandbox::watchdog`), which ends the process with
+//! [`PROGRAM_FAILED`] after writing the report of a run that overran its limits.
 
 use std::process::ExitCode;
 

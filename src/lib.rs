@@ -6,15 +6,16 @@
 //!
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
 //! holds the tree to that): the leaves (`env`, `exit`, `limits`, `dirs`, `hint`, `digest`,
-//! `atomic`, `copilot`); `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`; the
-//! `sandbox` that serves tool calls; the CPython `guest`; the `backend`s; `config`; and on top
-//! `render`, `output`, `cli` and the `commands`.
+//! `atomic`, `bounded`, `copilot`); workspace `trust`; `tools` and `hook`; `usertools` and
+//! `mcp`; the tool `catalog`; the `sandbox` that serves tool calls; the CPython `guest`; the
+//! `backend`s; `config`; and on top `render`, `output`, `cli` and the `commands`.
 //!
 //! The public surface is what the integration tests and benchmarks use: [`run`],
 //! [`env::ALL`] and [`plugin_files`].
 
 mod atomic;
 mod backend;
+mod bounded;
 mod catalog;
 mod cli;
 mod commands;
@@ -33,6 +34,7 @@ mod output;
 mod render;
 mod sandbox;
 mod tools;
+mod trust;
 mod usertools;
 
 use std::ffi::OsString;
@@ -71,6 +73,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some(Command::Guest { command }) => commands::guest::run(command),
         Some(Command::Hook { event }) => commands::hook::run(*event),
         Some(Command::Check(args)) => commands::check::run(args),
+        Some(Command::Trust(args)) => commands::trust::run(args),
         None if cli.run.code.is_some() || cli.run.file.is_some() || cli.run.stdin.is_some() => {
             commands::run::run(&cli.run)
         }
@@ -93,11 +96,14 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 /// `regenerate`, and the reference of the Monty usage skill, which runs `skill_binary`.
 pub fn plugin_files(regenerate: &str, skill_binary: &str) -> anyhow::Result<(String, String)> {
     let filter = catalog::ToolFilter::default();
+    let (trust, network) = (trust::Approved::default(), tools::network::NetworkPolicy::default());
     let sources = catalog::Sources {
         workspace: None,
         user_config: None,
         copilot_home: None,
         filter: &filter,
+        trust: &trust,
+        network: &network,
         github: false,
         node: || false,
     };

@@ -2,14 +2,24 @@
 //!
 //! stdout carries data only (program output, JSON, Markdown); messages for people go to stderr.
 //! A closed stdout pipe (`codeact run … | head`) is not an error: writes to it are dropped.
+//!
+//! Text that reaches a terminal cannot drive it: when stderr is a terminal, control characters
+//! other than newline and tab in messages (file names, an MCP server's stderr, a program's
+//! traceback) are shown as escapes (`\x1b`, `\r`, `\x9b`); when stdout is a terminal, the same
+//! holds for a program's text-mode output. Into a pipe or a file both pass unchanged, since a
+//! program's output is data there. JSON never carries a raw control character: serde escapes
+//! C0 ones, and DEL and the C1 range are written as `\u` escapes too (the same JSON value).
 
 #![expect(clippy::print_stderr, reason = "this module is the one place allowed to print")]
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
 
 use anyhow::Context as _;
 
 use crate::hint;
+use crate::sandbox::Outcome;
 
 /// Writes data to stdout. A closed pipe is ignored; other failures are returned.
 pub(crate) fn data(bytes: &[u8]) -> anyhow::Result<()> {
@@ -22,13 +32,35 @@ pub(crate) fn data(bytes: &[u8]) -> anyhow::Result<()> {
 
 /// Writes a JSON value to stdout, followed by a newline.
 pub(crate) fn json(value: &serde_json::Value) -> anyhow::Result<()> {
-    let mut text = serde_json::to_string_pretty(value).context("failed to write JSON")?;
+    let mut text = escape_c1(serde_json::to_string_pretty(value).context("failed to write JSON")?);
     text.push('\n');
     data(text.as_bytes())
 }
 
-/// Writes text to stderr as it is (program stderr, tracebacks).
+/// Writes a run's report: with `json`, the `--json` object; else the program's output and its
+/// last expression's `repr` on stdout, then the program's stderr and any error on stderr.
+pub(crate) fn report(outcome: &Outcome, json: bool, max_output: usize) -> anyhow::Result<()> {
+    if json {
+        return self::json(&outcome.to_json(max_output));
+    }
+    let out = outcome.text(max_output);
+    if io::stdout().is_terminal() {
+        data(visible(&out).as_bytes())?;
+    } else {
+        data(out.as_bytes())?;
+    }
+    if !outcome.stderr.is_empty() {
+        diagnostic(&outcome.stderr);
+    }
+    if let Some(error) = &outcome.error {
+        diagnostic(&error.traceback);
+    }
+    Ok(())
+}
+
+/// Writes text to stderr (program stderr, tracebacks), ending it with a newline.
 pub(crate) fn diagnostic(text: &str) {
+    let text = for_stderr(text);
     let mut err = io::stderr().lock();
     // Nothing useful can be done when stderr itself is gone.
     let _ = err.write_all(text.as_bytes());
@@ -39,17 +71,65 @@ pub(crate) fn diagnostic(text: &str) {
 
 /// Prints `warning: …` on stderr.
 pub(crate) fn warning(message: &str) {
-    eprintln!("{}: {message}", paint("warning", "33"));
+    eprintln!("{}: {}", paint("warning", "33"), for_stderr(message));
 }
 
 /// Prints an error and its chain of causes in the house style:
 /// `error: failed to read `x`: No such file or directory`, then its `hint:` line, if any.
 pub(crate) fn error(err: &anyhow::Error) {
     let (message, hint) = hint::split(err);
-    eprintln!("{}: {message}", paint("error", "31"));
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{}: {}", paint("error", "31"), for_stderr(&message));
     if let Some(hint) = hint {
-        eprintln!("{}: {hint}", paint("hint", "36"));
+        let _ = writeln!(err, "{}: {}", paint("hint", "36"), for_stderr(&hint));
     }
+}
+
+/// `text` as it may be shown on stderr: escaped when stderr is a terminal.
+fn for_stderr(text: &str) -> Cow<'_, str> {
+    if io::stderr().is_terminal() { visible(text) } else { Cow::Borrowed(text) }
+}
+
+/// Whether `c` could change a terminal's state: a control character (C0, DEL, C1) other than
+/// newline and tab.
+fn is_terminal_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// `text` with every [terminal control](is_terminal_control) written as a visible escape:
+/// `\r`, or `\x` and two hex digits (`\x1b` for ESC, `\x9b` for the one-character CSI).
+fn visible(text: &str) -> Cow<'_, str> {
+    if !text.contains(is_terminal_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if is_terminal_control(c) => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Pretty JSON with DEL and the C1 controls (which serde leaves raw) as `\u` escapes. Outside
+/// strings JSON is ASCII, so only string contents change, and only in how they are spelled.
+fn escape_c1(text: String) -> String {
+    if !text.contains(|c: char| ('\u{7f}'..='\u{9f}').contains(&c)) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Colours a label when stderr is a terminal and `NO_COLOR` is not set.
@@ -86,5 +166,26 @@ impl crate::guest::install::Progress for ProgressBars {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_controls_become_visible_escapes() {
+        assert_eq!(visible("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(visible("x\x1b[2K\x1b[1A\x1b]0;pwned\x07.md"), "x\\x1b[2K\\x1b[1A\\x1b]0;pwned\\x07.md");
+        assert_eq!(visible("a\rb\u{9b}2Jc\u{7f}"), "a\\rb\\x9b2Jc\\x7f");
+        assert_eq!(visible("é ✓"), "é ✓");
+    }
+
+    #[test]
+    fn json_spells_c1_controls_as_escapes_and_keeps_the_value() {
+        let value = serde_json::json!({"s": "a\u{9b}2J\u{7f}\u{1b}é"});
+        let text = escape_c1(serde_json::to_string_pretty(&value).unwrap());
+        assert!(!text.contains(is_terminal_control), "{text:?}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), value);
     }
 }

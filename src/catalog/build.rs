@@ -1,7 +1,9 @@
 //! [`build`]: the one function that decides what a command offers. It reads the user's and the
 //! project's tool files and MCP configuration, and keeps a tool only when configuration allows
 //! it, its name is free (not reserved, not taken by an earlier tool) and it can work here —
-//! nothing is advertised that would fail.
+//! nothing is advertised that would fail. A project's tool files and MCP config files count
+//! only when the user trusts their content (`codeact trust`); the others are never read past
+//! their digest, and are named in [`Built::untrusted`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,9 +12,12 @@ use std::time::{Duration, Instant};
 use super::entry::{DropIn, McpFunction, Tool};
 use super::filter::ToolFilter;
 use super::index::Catalog;
+use crate::bounded;
 use crate::mcp::Mcp;
 use crate::tools::builtin::{BUILTINS, is_reserved};
 use crate::tools::github::GITHUB_API;
+use crate::tools::network::NetworkPolicy;
+use crate::trust::Approved;
 use crate::usertools::dropin::{self, DropIns};
 use crate::usertools::is_identifier;
 use crate::usertools::load;
@@ -29,6 +34,10 @@ pub(crate) struct Sources<'a> {
     /// Copilot CLI's home, whose `mcp-config.json` is the last MCP source.
     pub(crate) copilot_home: Option<&'a Path>,
     pub(crate) filter: &'a ToolFilter,
+    /// What the user approved in the workspace.
+    pub(crate) trust: &'a Approved,
+    /// Where a workspace's HTTP MCP server may be.
+    pub(crate) network: &'a NetworkPolicy,
     /// Whether `github_api` can reach GitHub here (`gh` installed, or a token).
     pub(crate) github: bool,
     /// Whether `node` is there for JavaScript tools (asked only when there is one).
@@ -59,6 +68,9 @@ pub(crate) struct Built {
     pub(crate) dropins: DropIns,
     /// One line for each tool file or server left out.
     pub(crate) warnings: Vec<String>,
+    /// The workspace's tool files and MCP config files left out because the user does not trust
+    /// them, relative to the workspace.
+    pub(crate) untrusted: Vec<String>,
 }
 
 /// The catalogue for `sources`.
@@ -73,7 +85,7 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
     }
 
     let mut mcp = match sources.workspace {
-        Some(workspace) => Mcp::load(workspace, sources.copilot_home),
+        Some(workspace) => Mcp::load(workspace, sources.copilot_home, sources.trust, sources.network),
         None => Mcp::none(),
     };
     let listed = match discovery {
@@ -95,10 +107,17 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
         building.offer(Tool::Mcp(Arc::new(McpFunction::List)));
     }
 
+    let mut untrusted: Vec<String> = mcp.untrusted().to_vec();
     let dirs = sources.workspace.map(|workspace| load::tool_dirs(sources.user_config, workspace)).unwrap_or_default();
-    let (markdown, unparsed) = load::load(&dirs);
-    building.warnings.extend(unparsed);
-    for tool in markdown {
+    let trusted = |path: &Path, content: &[u8]| match sources.workspace.and_then(|ws| project_item(ws, path)) {
+        Some(rel) => sources.trust.trusts(&rel, content),
+        None => true,
+    };
+    let markdown = load::load(&dirs, &trusted);
+    building.warnings.extend(markdown.warnings);
+    untrusted
+        .extend(markdown.untrusted.iter().filter_map(|path| sources.workspace.and_then(|ws| project_item(ws, path))));
+    for tool in markdown.tools {
         let name = tool.tool.name.clone();
         if !building.name_is_free(&name, &tool.path) {
             continue;
@@ -112,7 +131,8 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
 
     let mut offered = Vec::new();
     if let Some(workspace) = sources.workspace {
-        for dropin in dropins_of(workspace, &dirs, discovery, &mut building.warnings) {
+        let files = trusted_dropins(workspace, &dirs, &trusted, &mut untrusted, &mut building.warnings);
+        for dropin in dropins_of(workspace, files, discovery, &mut building.warnings) {
             if building.name_is_free(&dropin.name, &dropin.path) && is_identifier(&dropin.name) {
                 offered.push(dropin.path.clone());
                 building.offer(Tool::DropIn(Arc::new(dropin)));
@@ -128,7 +148,36 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
             catalog.add_server(&server, &tools);
         }
     }
-    Built { catalog, mcp, dropins, warnings }
+    Built { catalog, mcp, dropins, warnings, untrusted }
+}
+
+/// `path` relative to `workspace`, `/`-separated, when it is one of the project's own tool
+/// files (under `.codeact/`), whose trust the user decides.
+#[must_use]
+pub(crate) fn project_item(workspace: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(workspace).ok()?;
+    rel.starts_with(".codeact").then(|| rel.to_string_lossy().replace('\\', "/"))
+}
+
+/// The drop-in files in `dirs` that `trusted` accepts; the project's others are named in
+/// `untrusted`.
+fn trusted_dropins(
+    workspace: &Path,
+    dirs: &[PathBuf],
+    trusted: &dyn Fn(&Path, &[u8]) -> bool,
+    untrusted: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Vec<PathBuf> {
+    let mut kept = Vec::new();
+    for path in dropin::files(dirs) {
+        match bounded::read(&path, bounded::MAX_FILE_BYTES) {
+            Ok(Some(content)) if trusted(&path, &content) => kept.push(path),
+            Ok(Some(_)) => untrusted.extend(project_item(workspace, &path)),
+            Ok(None) => {}
+            Err(err) => warnings.push(format!("Python tool `{}` left out: {err}", path.display())),
+        }
+    }
+    kept
 }
 
 /// A catalogue being built, and what was left out so far.
@@ -169,7 +218,7 @@ fn defined_twice(name: &str, path: &Path) -> String {
 
 /// The drop-ins in `dirs`, the first of two with one name winning: by file name, or as a worker
 /// describes them (those that fail to load are left out with a warning).
-fn dropins_of(workspace: &Path, dirs: &[PathBuf], discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
+fn dropins_of(workspace: &Path, found: Vec<PathBuf>, discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
     let by_name = |path: &Path| DropIn {
         name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
         description: String::new(),
@@ -177,7 +226,7 @@ fn dropins_of(workspace: &Path, dirs: &[PathBuf], discovery: Discovery, warnings
         parameters: None,
     };
     let mut files: Vec<PathBuf> = Vec::new();
-    for path in dropin::files(dirs) {
+    for path in found {
         if files.iter().any(|kept| kept.file_stem() == path.file_stem()) {
             warnings.push(defined_twice(&by_name(&path).name, &path));
         } else {
@@ -217,7 +266,17 @@ mod tests {
     use super::*;
 
     fn sources<'a>(workspace: &'a Path, filter: &'a ToolFilter, github: bool) -> Sources<'a> {
-        Sources { workspace: Some(workspace), user_config: None, copilot_home: None, filter, github, node: || true }
+        static NOTHING: std::sync::LazyLock<(Approved, NetworkPolicy)> = std::sync::LazyLock::new(Default::default);
+        Sources {
+            workspace: Some(workspace),
+            user_config: None,
+            copilot_home: None,
+            filter,
+            trust: &NOTHING.0,
+            network: &NOTHING.1,
+            github,
+            node: || true,
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ pub(crate) mod entry;
 pub(crate) mod filter;
 pub(crate) mod index;
 
-pub(crate) use build::{Built, Discovery, Sources, build};
+pub(crate) use build::{Built, Discovery, Sources, build, project_item};
 pub(crate) use entry::{McpFunction, Tool};
 pub(crate) use filter::ToolFilter;
 pub(crate) use index::Catalog;

@@ -34,7 +34,7 @@ pub(crate) fn run_config(args: &RunArgs) -> Result<Config> {
 }
 
 /// The catalogue for `config`, telling `github` what the command found; each tool file or server
-/// left out is reported on stderr unless `quiet`.
+/// left out is reported on stderr unless `quiet`, and what the user does not trust in one line.
 pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Discovery, quiet: bool) -> Built {
     let copilot_home = copilot::copilot_home();
     let sources = Sources {
@@ -42,6 +42,8 @@ pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Disco
         user_config: config.user_dir.as_deref(),
         copilot_home: copilot_home.as_deref(),
         filter: &config.tools,
+        trust: &config.trust,
+        network: &config.network,
         github: github.is_some(),
         node: || process::on_path("node").is_some(),
     };
@@ -50,8 +52,26 @@ pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Disco
         for warning in &built.warnings {
             output::warning(warning);
         }
+        report_untrusted(config, &built);
     }
     built
+}
+
+/// One line naming what this workspace has that the user does not trust, if anything.
+pub(crate) fn report_untrusted(config: &Config, built: &Built) {
+    let mut ignored: Vec<String> = built.untrusted.clone();
+    ignored.extend(config.ignored());
+    report_ignored(&ignored);
+}
+
+/// One line naming `ignored`, unless it is empty, and the command that trusts them.
+pub(crate) fn report_ignored(ignored: &[String]) {
+    if !ignored.is_empty() {
+        output::warning(&format!(
+            "ignored until you trust them: {}; review and approve with `codeact trust`",
+            ignored.join(", ")
+        ));
+    }
 }
 
 /// The absolute path of this binary, as models should invoke it.

@@ -2,9 +2,18 @@
 //!
 //! A hook must never block the user: every internal error fails open — one line on stderr,
 //! nothing on stdout, exit 0. To allow a call the hook prints nothing (printing `allow` would
-//! bypass the user's own approval); to deny, exactly one JSON object.
+//! bypass the user's own approval); to deny, exactly one JSON object. A payload the hook cannot
+//! read is no internal error: exclusive mode denies it.
+//!
+//! What counts as codeact is decided here, against the file system: the program word of a
+//! shell call must be this very binary or the plugin's launcher, by canonical path. A word
+//! with a slash must be absolute; a bare `codeact` is looked up on the hook's `PATH` as the
+//! shell would, and refused when a relative entry (the shell's current directory) comes first.
 
+use std::cell::OnceCell;
+use std::ffi::OsString;
 use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -21,6 +30,7 @@ use crate::exit;
 use crate::hook::mode::Mode;
 use crate::hook::payload::{self, MAX_PAYLOAD};
 use crate::hook::policy::{self, Decision};
+use crate::hook::shell::Program;
 use crate::hook::state::{self, StateDir};
 use crate::output;
 use crate::render::Reference;
@@ -51,15 +61,29 @@ fn read_stdin() -> Result<Vec<u8>> {
 
 /// The JSON to print, if any.
 fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
-    let Some(call) = payload::tool_use(input) else { return Ok(None) };
+    let call = match payload::tool_use(input) {
+        Ok(call) => call,
+        Err(why) => {
+            // Without a payload there is no `cwd`: the mode comes from the environment and the
+            // project directory Copilot CLI names.
+            let config = load_config(None)?;
+            if config.mode == Mode::Off {
+                return Ok(None);
+            }
+            let (_, command) = run_command(&config);
+            return Ok(reply(policy::decide_unreadable(config.mode, why, &command)));
+        }
+    };
     let config = load_config(call.cwd.as_deref())?;
+    if let Some(ignored) = config.ignored() {
+        common::report_ignored(&[ignored]);
+    }
     if config.mode == Mode::Off {
         return Ok(None);
     }
-    let binary = common::current_binary();
-    let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
-    let command = format!("{binary} run --backend {}", backend.name());
-    let class = policy::classify(&call, |word| is_codeact_program(word, &binary));
+    let (binary, command) = run_command(&config);
+    let known = Known::new(&binary);
+    let class = policy::classify(&call, |word| known.identify(word));
     let nudge_after = config.nudge_after;
     let state = match (&call.session_id, config.mode) {
         (Some(session), Mode::Nudge) => {
@@ -75,10 +99,23 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
     {
         dir.write(session, new_count).context("failed to save the hook state")?;
     }
-    Ok(match decision {
+    Ok(reply(decision))
+}
+
+/// This binary's path and the command line a deny reason tells the model to run.
+fn run_command(config: &Config) -> (String, String) {
+    let binary = common::current_binary();
+    let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
+    let command = format!("{binary} run --backend {}", backend.name());
+    (binary, command)
+}
+
+/// What the hook prints for `decision`.
+fn reply(decision: Decision) -> Option<serde_json::Value> {
+    match decision {
         Decision::Allow => None,
         Decision::Deny { reason } => Some(json!({"permissionDecision": "deny", "permissionDecisionReason": reason})),
-    })
+    }
 }
 
 fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
@@ -96,9 +133,10 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     let config = load_config(Some(&cwd.to_string_lossy()))?;
     let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
     // Nothing is started here (the hook must answer within its few seconds), so only what is
-    // known without starting it is offered; what is left out is not reported: a hook's stderr
-    // is not the user's.
+    // known without starting it is offered; what is left out is not reported (a hook's stderr
+    // is not the user's), except what the user has not trusted, in one line.
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Static, true);
+    common::report_untrusted(&config, &built);
     let binary = common::current_binary();
     let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
     Ok(Some(json!({"additionalContext": text})))
@@ -117,9 +155,77 @@ fn load_config(cwd: Option<&str>) -> Result<Config> {
     Config::load(&Overrides { workspace: Some(workspace), ..Overrides::default() })
 }
 
-/// Whether a command's program word runs codeact: its file name is `codeact` (the binary or
-/// the plugin's launcher) or it is this very binary.
-fn is_codeact_program(word: &str, binary: &str) -> bool {
-    let path = Path::new(word);
-    path.file_name().is_some_and(|name| name == "codeact") || word == binary
+/// The files a shell call may run and still count as codeact, by canonical path; each is
+/// looked up only when a command needs it.
+struct Known {
+    /// This binary, canonical (as [`common::current_binary`] gives it).
+    binary: Option<PathBuf>,
+    /// The plugin's launcher, `<plugin root>/bin/codeact`, canonical.
+    launcher: OnceCell<Option<PathBuf>>,
+}
+
+impl Known {
+    fn new(binary: &str) -> Self {
+        let binary = Path::new(binary);
+        Self { binary: binary.is_absolute().then(|| binary.to_path_buf()), launcher: OnceCell::new() }
+    }
+
+    /// What a literal program word names.
+    fn identify(&self, word: &str) -> Program {
+        let file = if word.contains('/') {
+            // A relative path names a file in the shell's current directory, usually the
+            // workspace, where codeact's own `create` can put a file called `codeact`.
+            if !word.starts_with('/') {
+                return Program::Other;
+            }
+            PathBuf::from(word)
+        } else {
+            match word {
+                "sh" | "bash" => return if on_path(word).is_some() { Program::Shell } else { Program::Other },
+                "codeact" => match on_path(word) {
+                    Some(file) => file,
+                    None => return Program::Other,
+                },
+                _ => return Program::Other,
+            }
+        };
+        if self.binary.as_ref() == Some(&file) {
+            return Program::Codeact;
+        }
+        let Ok(file) = file.canonicalize() else { return Program::Other };
+        if self.binary.as_ref() == Some(&file) {
+            Program::Codeact
+        } else if self.launcher().is_some_and(|launcher| *launcher == file) {
+            Program::Launcher
+        } else {
+            Program::Other
+        }
+    }
+
+    fn launcher(&self) -> Option<&PathBuf> {
+        self.launcher
+            .get_or_init(|| {
+                let root = env::PLUGIN_ROOTS.iter().find_map(|name| env::var(name)).map(PathBuf::from)?;
+                root.is_absolute().then(|| root.join("bin").join("codeact").canonicalize().ok()).flatten()
+            })
+            .as_ref()
+    }
+}
+
+/// The file the shell would run for a bare `program`: the first executable regular file in
+/// the hook's `PATH`. `None` when there is none, or when a relative entry (an empty one is the
+/// current directory) comes before it: the shell resolves that against its current directory,
+/// usually the workspace, which is no place to trust a program from.
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path: OsString = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        if !dir.is_absolute() {
+            return None;
+        }
+        let candidate = dir.join(program);
+        if std::fs::metadata(&candidate).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0) {
+            return Some(candidate);
+        }
+    }
+    None
 }

@@ -2,22 +2,23 @@
 //! the bash-only agent where Copilot CLI loads them.
 //!
 //! Install runs the backend's preflight first and writes nothing when it fails. It checks every
-//! target before writing any, never overwrites a file it did not generate, writes each file
-//! atomically (temp file + rename, mode 0644) and leaves identical files alone. Uninstall
-//! removes only files that carry codeact's marker.
-
-use std::fs;
-use std::path::{Path, PathBuf};
+//! target before writing any and writes nothing when one is refused: a file codeact did not
+//! generate, a generated file edited since (unless `--force`), a symbolic link, or a file reached
+//! through a symbolic link in the repository. Each file is written atomically (temp file +
+//! rename, mode 0644) inside its directory's handle, and identical files are left alone.
+//! Uninstall removes only generated files that were not edited since (any, with `--force`), and
+//! removes nothing when a directory on the way is a symbolic link. [`copilot`] says how the
+//! files are reached and how edits are told apart.
 
 use anyhow::{Context, Result};
+use cap_std::fs::Dir;
 
 use super::common::{self, PROBE_TIME};
 use super::preflight;
-use crate::atomic::{self, Access};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::{InstallArgs, UninstallArgs};
-use crate::copilot::{self, FileKind};
+use crate::copilot::{self, Existing, FileKind, Origin, Place, Target};
 use crate::exit;
 use crate::hint;
 use crate::output;
@@ -38,55 +39,122 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
     let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary };
     let regenerate =
         format!("codeact install{} --backend {}", if args.global { " --global" } else { "" }, backend.name());
-    let targets = targets(&config.workspace, args.global)?;
-    let mut files = Vec::new();
-    for (kind, path) in targets {
-        let text = match kind {
+    // Check every target before writing any: a user's file is never overwritten, and nothing is
+    // written when one target is refused.
+    let mut plan = Vec::new();
+    for target in targets(&config.workspace, args.global)? {
+        let rendered = match target.kind {
             FileKind::Instructions => reference.instructions_file(&regenerate)?,
             FileKind::Agent => reference.agent_file(&regenerate)?,
         };
-        files.push((path, text));
+        let text = copilot::seal(&rendered)
+            .with_context(|| format!("the rendered `{}` has no marker to seal", target.path.display()))?;
+        let dir = match target.open_dir(false)? {
+            Place::Dir(dir) => Some(dir),
+            Place::Missing => None,
+            Place::Link(link) => return Err(through_link(&link, "write")),
+        };
+        let existing = match &dir {
+            Some(dir) => target.read(dir)?,
+            None => Existing::Missing,
+        };
+        let unchanged = check_overwrite(&target, &existing, &text, args.force, &regenerate)?;
+        plan.push((target, dir, text, unchanged));
     }
-    // Check every target before writing any: a user's own file is never overwritten.
-    for (path, _) in &files {
-        if let Ok(existing) = fs::read_to_string(path)
-            && !copilot::has_marker(&existing)
-        {
-            return Err(hint::error(
-                format!("refusing to overwrite `{}`: codeact did not write it", path.display()),
-                "move it aside, or merge it by hand",
-            ));
-        }
-    }
-    for (path, text) in &files {
+    for (target, dir, text, unchanged) in plan {
+        let path = target.path.display();
         if args.dry_run {
-            output::data(format!("==> {} <==\n{text}\n", path.display()).as_bytes())?;
-        } else if fs::read_to_string(path).is_ok_and(|existing| existing == *text) {
-            output::diagnostic(&format!("unchanged {}", path.display()));
+            output::data(format!("==> {path} <==\n{text}\n").as_bytes())?;
+        } else if unchanged {
+            output::diagnostic(&format!("unchanged {path}"));
         } else {
-            atomic::write(path, text.as_bytes(), Access::Shared)
-                .with_context(|| format!("failed to write `{}`", path.display()))?;
-            output::diagnostic(&format!("wrote {}", path.display()));
+            let dir = match dir {
+                Some(dir) => dir,
+                None => created_dir(&target)?,
+            };
+            target.write(&dir, text.as_bytes())?;
+            output::diagnostic(&format!("wrote {path}"));
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// Whether `existing` may be replaced by `text`: `Ok(true)` when it already is `text`, an error
+/// saying why when it must be left.
+fn check_overwrite(target: &Target, existing: &Existing, text: &str, force: bool, regenerate: &str) -> Result<bool> {
+    let path = target.path.display();
+    let refuse = |why: &str, what: String| Err(hint::error(format!("refusing to overwrite `{path}`: {why}"), what));
+    match existing {
+        Existing::Missing => Ok(false),
+        Existing::Link => refuse(
+            "it is a symbolic link",
+            "codeact writes a regular file there and never through a link: remove the link".into(),
+        ),
+        Existing::Special => refuse("it is not a regular file", "move it aside".into()),
+        Existing::Text(existing) if existing == text => Ok(true),
+        Existing::Text(existing) => match copilot::origin(existing) {
+            Origin::Generated | Origin::Undigested => Ok(false),
+            Origin::Edited if force => Ok(false),
+            Origin::Edited => refuse(
+                "it was edited since codeact wrote it",
+                format!("move it aside to keep your edits, or run `{regenerate} --force` to replace it"),
+            ),
+            Origin::Foreign => refuse("codeact did not write it", "move it aside, or merge it by hand".into()),
+        },
+    }
+}
+
+/// The target's directory, with the directories that are missing created (never through a link).
+fn created_dir(target: &Target) -> Result<Dir> {
+    match target.open_dir(true)? {
+        Place::Dir(dir) => Ok(dir),
+        Place::Link(link) => Err(through_link(&link, "write")),
+        Place::Missing => anyhow::bail!("failed to create the directory of `{}`", target.path.display()),
+    }
 }
 
 pub(crate) fn uninstall(args: &UninstallArgs) -> Result<u8> {
     let config = common::config(&args.common)?;
-    for (_, path) in targets(&config.workspace, args.global)? {
-        match fs::read_to_string(&path) {
-            Ok(text) if copilot::has_marker(&text) => {
-                fs::remove_file(&path).with_context(|| format!("failed to remove `{}`", path.display()))?;
-                output::diagnostic(&format!("removed {}", path.display()));
-            }
-            Ok(_) => output::warning(&format!("left `{}`: codeact did not write it", path.display())),
-            Err(_) => {}
+    // Every target is looked at before any is removed: a link on the way removes nothing.
+    let mut found = Vec::new();
+    for target in targets(&config.workspace, args.global)? {
+        match target.open_dir(false)? {
+            Place::Dir(dir) => found.push((target, dir)),
+            Place::Missing => {}
+            Place::Link(link) => return Err(through_link(&link, "remove")),
+        }
+    }
+    let again = format!("codeact uninstall{} --force", if args.global { " --global" } else { "" });
+    for (target, dir) in found {
+        let path = target.path.display();
+        let left = |why: &str| output::warning(&format!("left `{path}`: {why}"));
+        match target.read(&dir)? {
+            Existing::Missing => {}
+            Existing::Link => left("it is a symbolic link, which codeact never writes"),
+            Existing::Special => left("it is not a regular file"),
+            Existing::Text(text) => match copilot::origin(&text) {
+                Origin::Edited if !args.force => {
+                    left(&format!("it was edited since codeact wrote it (`{again}` removes it)"));
+                }
+                Origin::Generated | Origin::Undigested | Origin::Edited => {
+                    target.remove(&dir)?;
+                    output::diagnostic(&format!("removed {path}"));
+                }
+                Origin::Foreign => left("codeact did not write it"),
+            },
         }
     }
     Ok(exit::SUCCESS)
 }
 
-fn targets(workspace: &Path, global: bool) -> Result<Vec<(FileKind, PathBuf)>> {
+/// The refusal to `verb` anything through the symbolic link `link` in the repository.
+fn through_link(link: &std::path::Path, verb: &str) -> anyhow::Error {
+    hint::error(
+        format!("refusing to {verb} through `{}`: it is a symbolic link", link.display()),
+        "codeact follows no link in the repository, which could point anywhere: make it a real directory",
+    )
+}
+
+fn targets(workspace: &std::path::Path, global: bool) -> Result<Vec<Target>> {
     copilot::targets(workspace, global).context("cannot find the Copilot home: set COPILOT_HOME or HOME")
 }

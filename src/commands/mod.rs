@@ -10,3 +10,4 @@ pub(crate) mod install;
 pub(crate) mod instructions;
 pub(crate) mod preflight;
 pub(crate) mod run;
+pub(crate) mod trust;

@@ -12,7 +12,7 @@ use crate::cli::RunArgs;
 use crate::exit::{self, UsageError};
 use crate::hint::Hint;
 use crate::output;
-use crate::sandbox::{Capture, GuestCache, Host, Outcome, Parts};
+use crate::sandbox::{GuestCache, Host, Parts, Watchdog};
 use crate::tools::workspace::Workspace;
 use crate::tools::{ToolContext, github};
 
@@ -37,7 +37,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
     let github = github::access();
     let built = common::catalog(&config, github.as_ref(), Discovery::Lazy, false);
-    let ctx = ToolContext::new(workspace, started + config.limits.timeout, config.network.clone(), github);
+    let deadline = started + config.limits.timeout;
+    let ctx = ToolContext::new(workspace, deadline, config.limits.max_memory, config.network.clone(), github);
     let mut host = Host::new(Parts {
         catalog: built.catalog,
         ctx,
@@ -47,12 +48,13 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         started,
         python: backend.python_runner(),
     });
+    let (json, max_output) = (args.json, config.limits.max_output);
+    let watchdog = Watchdog::start(&host, backend.name(), move |outcome| {
+        let _ = output::report(outcome, json, max_output);
+    });
     let outcome = prepared.run(&program, &mut host);
-    if args.json {
-        output::json(&outcome.to_json(config.limits.max_output))?;
-    } else {
-        report_text(&outcome, config.limits.max_output)?;
-    }
+    watchdog.finish();
+    output::report(&outcome, json, max_output)?;
     Ok(if outcome.success() { exit::SUCCESS } else { exit::PROGRAM_FAILED })
 }
 
@@ -79,24 +81,4 @@ fn read_program(args: &RunArgs) -> Result<String> {
     let mut bytes = Vec::new();
     stdin.lock().read_to_end(&mut bytes).context("failed to read the program from stdin")?;
     String::from_utf8(bytes).map_err(|_| usage("the program on stdin is not UTF-8 text".into()).into())
-}
-
-/// Text mode: stdout, the result's repr on its own line, then the program's stderr and any
-/// error on stderr.
-fn report_text(outcome: &Outcome, max_output: usize) -> Result<()> {
-    let mut out = outcome.stdout.clone();
-    if let Some(repr) = &outcome.return_repr {
-        let mut capture = Capture::new(max_output);
-        capture.push(repr);
-        out.push_str(&capture.finish().0);
-        out.push('\n');
-    }
-    output::data(out.as_bytes())?;
-    if !outcome.stderr.is_empty() {
-        output::diagnostic(&outcome.stderr);
-    }
-    if let Some(error) = &outcome.error {
-        output::diagnostic(&error.traceback);
-    }
-    Ok(())
 }

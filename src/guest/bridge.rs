@@ -2,15 +2,91 @@
 //! passes a tool name and `{"args": [...], "kwargs": {...}}` as JSON; the same catalogue,
 //! argument binding and confinement as on Monty answer it. A tool error goes back as
 //! `Type: message`, which the prelude raises as that exception type; a limit ends the run.
+//!
+//! The prelude reports how the program ended through the same import, under [`REPORT`]. The
+//! program can call that import too, so a report is taken only as [`Reports`] says: it must
+//! carry the run's [nonce] (passed to the prelude's entry point, never to the program), only
+//! one is accepted, and any other call under that name marks the run as tampered with. This
+//! stops a program from sending a report of its own; one that digs the nonce out of the
+//! interpreter's frames, or rewrites the interpreter's own modules, can still shape what the
+//! prelude reports — the report is the program's account of itself, while the limits and the
+//! output budget are the host's.
+
+use std::fmt::Write as _;
+use std::hash::{BuildHasher, Hasher, RandomState};
 
 use serde_json::Value as Json;
 
-use crate::sandbox::{Dispatch, Host, LimitHit};
+use crate::sandbox::{Dispatch, Host, LimitHit, memory};
 use crate::tools::Value;
 
 /// The name the prelude reports the program's end under (never a tool: names with leading
-/// underscores are reserved).
+/// underscores are reserved). Its argument is the run's nonce, a newline, and the report as
+/// JSON.
 pub(crate) const REPORT: &str = "__codeact_report";
+
+/// A new secret for one run: 128 bits from the standard library's per-process random keys
+/// (taken from the operating system), never shown to the program.
+#[must_use]
+pub(crate) fn nonce() -> String {
+    let mut nonce = String::with_capacity(32);
+    for part in 0_u8..2 {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u8(part);
+        let _ = write!(nonce, "{:016x}", hasher.finish());
+    }
+    nonce
+}
+
+/// The reports a guest sent under [`REPORT`].
+#[derive(Debug, Default)]
+pub(crate) struct Reports {
+    /// The run's nonce; `None` when no report is expected (the snapshot's initialisation).
+    nonce: Option<String>,
+    accepted: Option<String>,
+    /// A report without the nonce, or a second one, arrived.
+    tampered: bool,
+}
+
+/// How the reports of a run stand once it ends.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Reported {
+    /// The prelude's report, as JSON.
+    Report(String),
+    /// None arrived.
+    Missing,
+    /// The program sent a report of its own, or more than one arrived.
+    Tampered,
+}
+
+impl Reports {
+    /// Expects one report carrying `nonce`.
+    #[must_use]
+    pub(crate) fn expecting(nonce: String) -> Self {
+        Self { nonce: Some(nonce), accepted: None, tampered: false }
+    }
+
+    /// Takes the argument of one call under [`REPORT`].
+    pub(crate) fn receive(&mut self, argument: &str) {
+        let genuine = match (&self.nonce, argument.split_once('\n')) {
+            (Some(nonce), Some((sent, report))) if sent == nonce && self.accepted.is_none() => Some(report),
+            _ => None,
+        };
+        match genuine {
+            Some(report) => self.accepted = Some(report.to_owned()),
+            None => self.tampered = true,
+        }
+    }
+
+    /// How the run's reports stand, leaving none.
+    pub(crate) fn take(&mut self) -> Reported {
+        let accepted = self.accepted.take();
+        if std::mem::take(&mut self.tampered) {
+            return Reported::Tampered;
+        }
+        accepted.map_or(Reported::Missing, Reported::Report)
+    }
+}
 
 /// The answer to one call from the guest.
 #[derive(Debug)]
@@ -23,13 +99,16 @@ pub(crate) enum Reply {
     Stop(LimitHit),
 }
 
-/// Calls tool `name` with the JSON-encoded arguments.
-pub(crate) fn dispatch(host: &mut Host, name: &str, args_json: &str) -> Reply {
+/// Calls tool `name` with the JSON-encoded arguments. A result that needs more than `room`, the
+/// guest memory left, ends the run at the memory limit before it is encoded: it could not be
+/// held, and encoding it would only grow the host.
+pub(crate) fn dispatch(host: &mut Host, name: &str, args_json: &str, room: usize) -> Reply {
     let (positional, keywords) = match decode_args(args_json) {
         Ok(args) => args,
         Err(message) => return Reply::Raise(format!("TypeError: {name}(): {message}")),
     };
     match host.call(name, positional, keywords) {
+        Dispatch::Return(value) if memory::estimate_in_guest(&value) > room => Reply::Stop(LimitHit::Memory),
         Dispatch::Return(value) => match serde_json::to_string(&value.to_json()) {
             Ok(json) => Reply::Return(json),
             Err(err) => Reply::Raise(format!("ValueError: {name}() returned a value that is not JSON: {err}")),
@@ -62,9 +141,10 @@ pub(crate) struct Report {
     /// `repr()` of the last expression's value, when it was not `None`.
     #[serde(default)]
     pub(crate) repr: Option<String>,
-    /// The value as JSON (tuples and sets as lists, big ints as strings, …).
+    /// The value as JSON text (tuples and sets as lists, big ints as strings, …), read apart
+    /// from the report so that a deeply nested value cannot make the whole report unreadable.
     #[serde(default)]
-    pub(crate) value: Option<Json>,
+    pub(crate) value: Option<String>,
     /// The uncaught exception.
     #[serde(default)]
     pub(crate) error: Option<ReportedError>,
@@ -89,4 +169,39 @@ pub(crate) fn tool_names_json(host: &Host) -> String {
 #[must_use]
 pub(crate) fn mcp_functions(host: &Host) -> bool {
     host.catalog().offers_mcp()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonces_differ_and_are_128_bits_of_hex() {
+        let (a, b) = (nonce(), nonce());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+    }
+
+    #[test]
+    fn only_one_report_with_the_nonce_is_accepted() {
+        let mut reports = Reports::expecting("n1".into());
+        reports.receive("n1\n{\"repr\": \"1\"}");
+        assert_eq!(reports.take(), Reported::Report("{\"repr\": \"1\"}".into()));
+
+        let mut reports = Reports::expecting("n1".into());
+        reports.receive("{\"repr\": \"'forged'\"}");
+        reports.receive("n1\n{}");
+        assert_eq!(reports.take(), Reported::Tampered);
+
+        let mut reports = Reports::expecting("n1".into());
+        reports.receive("n1\n{}");
+        reports.receive("n1\n{\"repr\": \"'forged'\"}");
+        assert_eq!(reports.take(), Reported::Tampered);
+
+        let mut reports = Reports::default();
+        reports.receive("\n{}");
+        assert_eq!(reports.take(), Reported::Tampered);
+        assert_eq!(Reports::expecting("n1".into()).take(), Reported::Missing);
+    }
 }

@@ -48,12 +48,16 @@ pub(crate) fn init_code() -> String {
 
 /// The Python code that runs `program` in a guest started from the snapshot, with a function
 /// for each of `tool_names` (a JSON list) and, with `mcp_functions`, MCP `server__tool` names
-/// resolved on use. The entry point leaves the builtins before the program starts.
+/// resolved on use; the prelude sends its report with `nonce` ([`bridge::Reports`]). The
+/// entry point leaves the builtins before the program starts, and the nonce is only an argument
+/// of that one call: the program's own text never holds it.
+///
+/// [`bridge::Reports`]: super::bridge::Reports
 #[must_use]
-pub(crate) fn main_call(program: &str, tool_names: &str, mcp_functions: bool) -> String {
+pub(crate) fn main_call(program: &str, tool_names: &str, mcp_functions: bool, nonce: &str) -> String {
     let program = serde_json::to_string(program).unwrap_or_else(|_| "''".to_owned());
     let mcp = if mcp_functions { "True" } else { "False" };
-    format!("__import__('builtins').__dict__.pop({MAIN:?})({program}, {tool_names}, {mcp})\n")
+    format!("__import__('builtins').__dict__.pop({MAIN:?})({program}, {tool_names}, {mcp}, {nonce:?})\n")
 }
 
 /// A digest of everything this program puts into the snapshot, for the compiled guest's cache
@@ -69,10 +73,10 @@ mod tests {
 
     #[test]
     fn the_main_call_passes_the_program_as_a_python_string() {
-        let code = main_call("print('a\"b')\nx = 1", "[\"view\"]", true);
+        let code = main_call("print('a\"b')\nx = 1", "[\"view\"]", true, "0f");
         assert_eq!(
             code,
-            "__import__('builtins').__dict__.pop(\"__codeact_main\")(\"print('a\\\"b')\\nx = 1\", [\"view\"], True)\n"
+            "__import__('builtins').__dict__.pop(\"__codeact_main\")(\"print('a\\\"b')\\nx = 1\", [\"view\"], True, \"0f\")\n"
         );
         assert_eq!(code.lines().count(), 1);
     }

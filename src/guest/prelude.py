@@ -4,10 +4,11 @@
 # host's `tools.dispatch` with {"args": [...], "kwargs": {...}} as JSON), maps a host error
 # "Type: message" back to that exception type, streams print() output to the host, and
 # reports how the program ended — the last expression's repr and JSON value, or the uncaught
-# exception with its line and a short traceback — through the `__codeact_report` call.
+# exception with its line and a short traceback — through the `__codeact_report` call, once,
+# headed by the run's nonce (the host takes no other report; see bridge.rs).
 
 
-def __codeact_main(source, tool_names, mcp_functions):
+def __codeact_main(source, tool_names, mcp_functions, nonce):
     # Only built-in and frozen modules on the way to success: `ast` and `linecache` would be
     # compiled from source on every run.
     import _ast
@@ -19,6 +20,12 @@ def __codeact_main(source, tool_names, mcp_functions):
 
     import componentize_py_types as cpt
     from wit_world.imports import tools as host
+
+    # Taken before the program runs, so that replacing them there does not reach the report.
+    send = host.dispatch
+    dumps = json.dumps
+    report_header = nonce + "\n"
+    del nonce
 
     hidden = ("<prelude>", "<string>")
     program = "<program>"
@@ -116,6 +123,13 @@ def __codeact_main(source, tool_names, mcp_functions):
 
         return linecache.getline(filename, line).strip()
 
+    def bounded(message, limit=4096):
+        # A message of megabytes would cross to the host in full; the host cuts it the same way.
+        if len(message) <= limit:
+            return message
+        cut = len(message) - limit
+        return f"{message[: limit // 2]}[… {cut} characters elided …]{message[-(limit // 2) :]}"
+
     def format_exception(exc):
         out = []
         frames = []
@@ -141,9 +155,9 @@ def __codeact_main(source, tool_names, mcp_functions):
                 if exc.offset:
                     column = max(exc.offset - 1 - (len(text) - len(stripped)), 0)
                     out.append("    " + " " * column + "^\n")
-            out.append(f"{type(exc).__name__}: {exc.msg}\n")
+            out.append(f"{type(exc).__name__}: {bounded(str(exc.msg))}\n")
         else:
-            message = str(exc)
+            message = bounded(str(exc))
             out.append(f"{type(exc).__name__}: {message}\n" if message else f"{type(exc).__name__}\n")
         return "".join(out)
 
@@ -174,19 +188,22 @@ def __codeact_main(source, tool_names, mcp_functions):
             value = eval(compile(last, program, "eval"), namespace)
             if value is not None:
                 report["repr"] = repr(value)
-                report["value"] = to_json(value)
+                try:
+                    report["value"] = dumps(to_json(value))
+                except RecursionError:
+                    report["value"] = dumps(report["repr"])
     except SystemExit as exc:
         if exc.code not in (None, 0):
             report["error"] = {
                 "type": "SystemExit",
-                "message": str(exc.code),
+                "message": bounded(str(exc.code)),
                 "line": program_line(exc),
                 "traceback": format_exception(exc),
             }
     except BaseException as exc:  # noqa: BLE001 - every uncaught exception is the program's result
         report["error"] = {
             "type": type(exc).__name__,
-            "message": str(exc.msg if isinstance(exc, SyntaxError) else exc),
+            "message": bounded(str(exc.msg if isinstance(exc, SyntaxError) else exc)),
             "line": program_line(exc),
             "traceback": format_exception(exc),
         }
@@ -197,4 +214,4 @@ def __codeact_main(source, tool_names, mcp_functions):
             except BaseException:  # noqa: BLE001
                 pass
         sys.stdout, sys.stderr = saved
-    host.dispatch("__codeact_report", json.dumps(report))
+    send("__codeact_report", report_header + dumps(report))

@@ -4,8 +4,18 @@
 
 use serde_json::{Map, Value};
 
-/// Largest payload read; anything bigger is ignored (the hook then allows).
+/// Largest payload read; anything bigger is not parsed (exclusive mode then denies the call,
+/// the other modes allow it).
 pub(crate) const MAX_PAYLOAD: usize = 1024 * 1024;
+
+/// Why a payload could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    /// Over [`MAX_PAYLOAD`].
+    TooLarge,
+    /// Not JSON, not an object, or without a tool name.
+    Malformed,
+}
 
 /// A `preToolUse` payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,21 +61,20 @@ fn string(object: &Map<String, Value>, names: &[&str]) -> Option<String> {
     field(object, names).and_then(Value::as_str).map(str::to_owned)
 }
 
-fn object(input: &[u8]) -> Option<Map<String, Value>> {
+fn object(input: &[u8]) -> Result<Map<String, Value>, Unreadable> {
     if input.len() > MAX_PAYLOAD {
-        return None;
+        return Err(Unreadable::TooLarge);
     }
-    match serde_json::from_slice(input).ok()? {
-        Value::Object(map) => Some(map),
-        _ => None,
+    match serde_json::from_slice(input) {
+        Ok(Value::Object(map)) => Ok(map),
+        _ => Err(Unreadable::Malformed),
     }
 }
 
-/// Parses a `preToolUse` payload; `None` for anything malformed.
-#[must_use]
-pub(crate) fn tool_use(input: &[u8]) -> Option<ToolUse> {
+/// Parses a `preToolUse` payload, saying why when it cannot.
+pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
     let map = object(input)?;
-    let tool_name = string(&map, &["toolName", "tool_name"])?;
+    let tool_name = string(&map, &["toolName", "tool_name"]).ok_or(Unreadable::Malformed)?;
     let args = match field(&map, &["toolArgs", "tool_args", "tool_input", "toolInput"]) {
         Some(Value::Object(args)) => ToolArgs::Object(args.clone()),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
@@ -74,18 +83,13 @@ pub(crate) fn tool_use(input: &[u8]) -> Option<ToolUse> {
         },
         _ => ToolArgs::None,
     };
-    Some(ToolUse {
-        session_id: string(&map, &["sessionId", "session_id"]),
-        cwd: string(&map, &["cwd"]),
-        tool_name,
-        args,
-    })
+    Ok(ToolUse { session_id: string(&map, &["sessionId", "session_id"]), cwd: string(&map, &["cwd"]), tool_name, args })
 }
 
 /// Parses a `sessionStart` payload; `None` for anything malformed.
 #[must_use]
 pub(crate) fn session_start(input: &[u8]) -> Option<SessionStart> {
-    let map = object(input)?;
+    let map = object(input).ok()?;
     Some(SessionStart { session_id: string(&map, &["sessionId", "session_id"]), cwd: string(&map, &["cwd"]) })
 }
 
@@ -113,17 +117,18 @@ mod tests {
     fn snake_case_payloads_are_accepted() {
         let payload = json!({"session_id": "s1", "tool_name": "view", "tool_input": {"path": "a"}}).to_string();
         let parsed = tool_use(payload.as_bytes());
-        assert_eq!(parsed.as_ref().map(|t| t.tool_name.as_str()), Some("view"));
-        assert_eq!(parsed.and_then(|t| t.session_id), Some("s1".into()));
+        assert_eq!(parsed.as_ref().map(|t| t.tool_name.as_str()), Ok("view"));
+        assert_eq!(parsed.ok().and_then(|t| t.session_id), Some("s1".into()));
     }
 
     #[test]
-    fn garbage_empty_and_huge_payloads_are_rejected() {
-        assert_eq!(tool_use(b""), None);
-        assert_eq!(tool_use(b"not json"), None);
-        assert_eq!(tool_use(b"[1, 2]"), None);
-        assert_eq!(tool_use(br#"{"toolArgs": {}}"#), None);
+    fn garbage_empty_and_huge_payloads_are_rejected_with_the_reason() {
+        assert_eq!(tool_use(b""), Err(Unreadable::Malformed));
+        assert_eq!(tool_use(b"not json"), Err(Unreadable::Malformed));
+        assert_eq!(tool_use(b"[1, 2]"), Err(Unreadable::Malformed));
+        assert_eq!(tool_use(br#"{"toolArgs": {}}"#), Err(Unreadable::Malformed));
         let huge = format!(r#"{{"toolName": "bash", "toolArgs": {{"command": "{}"}}}}"#, "x".repeat(MAX_PAYLOAD));
-        assert_eq!(tool_use(huge.as_bytes()), None);
+        assert_eq!(tool_use(huge.as_bytes()), Err(Unreadable::TooLarge));
+        assert_eq!(session_start(huge.as_bytes()), None);
     }
 }

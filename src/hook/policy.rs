@@ -4,11 +4,14 @@
 //! - `nudge`: count consecutive read-only calls per session; the Nth is denied with the exact
 //!   codeact command to run instead, and the count starts again. A codeact call or any other
 //!   tool resets the count.
-//! - `exclusive`: deny everything but codeact runs and skill loads.
+//! - `exclusive`: deny everything but codeact runs and skill loads, and any payload the hook
+//!   cannot read (over [`MAX_PAYLOAD`] or not a tool call): the user asked for enforcement,
+//!   and a call that cannot be checked cannot be shown to be codeact. The other modes let such
+//!   payloads through.
 
 use super::mode::Mode;
-use super::payload::ToolUse;
-use super::shell;
+use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
+use super::shell::{self, Program};
 
 /// Tools that only read, by the names Copilot CLI and other hosts use.
 const READ_ONLY_TOOLS: &[&str] = &["view", "glob", "grep", "rg", "read_file", "file_search", "list_dir"];
@@ -35,12 +38,12 @@ pub(crate) enum Decision {
     },
 }
 
-/// Classifies a call; `is_codeact` says whether a program word is the codeact binary.
-pub(crate) fn classify(call: &ToolUse, is_codeact: impl Fn(&str) -> bool) -> Class {
+/// Classifies a call; `identify` says what a shell command's program word names.
+pub(crate) fn classify(call: &ToolUse, identify: impl Fn(&str) -> Program) -> Class {
     let tool = call.tool_name.as_str();
     if SHELL_TOOLS.contains(&tool) {
         let command = call.args.str("command").unwrap_or_default();
-        if shell::is_codeact_run(command, is_codeact) {
+        if shell::is_codeact_run(command, identify) {
             Class::Codeact
         } else if shell::is_read_only(command) {
             Class::ReadOnly
@@ -94,6 +97,29 @@ pub(crate) fn decide(
     }
 }
 
+/// The decision for a payload the hook could not read: exclusive mode denies it; the other
+/// modes, which only steer, let it through.
+#[must_use]
+pub(crate) fn decide_unreadable(mode: Mode, why: Unreadable, command: &str) -> Decision {
+    match mode {
+        Mode::Off | Mode::Nudge => Decision::Allow,
+        Mode::Exclusive => {
+            let what = match why {
+                Unreadable::TooLarge => format!("is over {} MiB", MAX_PAYLOAD / (1024 * 1024)),
+                Unreadable::Malformed => "is not one the hook can read".to_owned(),
+            };
+            let reason = format!(
+                "codeact exclusive mode: this tool call {what}, so it cannot be checked; call the tools from one \
+                 codeact program instead:\n\n{command} <<'PY'\n{GENERIC}\nPY"
+            );
+            Decision::Deny { reason }
+        }
+    }
+}
+
+/// The program suggested when the denied call has no codeact equivalent.
+const GENERIC: &str = "for path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))";
+
 /// A codeact command doing what the denied call did, so the model can run it as is.
 fn example(call: &ToolUse, command: &str) -> String {
     let quote = |text: &str| serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
@@ -109,7 +135,7 @@ fn example(call: &ToolUse, command: &str) -> String {
             "for m in grep(pattern={}):\n    print(m[\"path\"], m[\"line\"], m[\"text\"])",
             quote(args.str("pattern").unwrap_or_default())
         ),
-        _ => "for path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))".to_owned(),
+        _ => GENERIC.to_owned(),
     };
     format!("{command} <<'PY'\n{body}\nPY")
 }
@@ -126,8 +152,8 @@ mod tests {
         tool_use(payload.as_bytes()).unwrap()
     }
 
-    fn codeact(word: &str) -> bool {
-        word.ends_with("/codeact") || word == "codeact"
+    fn codeact(word: &str) -> Program {
+        if word == "codeact" { Program::Codeact } else { Program::Other }
     }
 
     #[test]
@@ -178,5 +204,22 @@ mod tests {
     fn off_allows_everything() {
         let view = call("view", &json!({"path": "a"}));
         assert_eq!(decide(Mode::Off, Class::ReadOnly, 9, 3, &view, "c"), (Decision::Allow, 0));
+    }
+
+    #[test]
+    fn exclusive_denies_what_it_cannot_read_and_the_other_modes_allow_it() {
+        for why in [Unreadable::TooLarge, Unreadable::Malformed] {
+            assert_eq!(decide_unreadable(Mode::Off, why, "c"), Decision::Allow);
+            assert_eq!(decide_unreadable(Mode::Nudge, why, "c"), Decision::Allow);
+        }
+        assert_eq!(
+            decide_unreadable(Mode::Exclusive, Unreadable::TooLarge, "codeact run"),
+            Decision::Deny {
+                reason: format!(
+                    "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; call the tools \
+                     from one codeact program instead:\n\ncodeact run <<'PY'\n{GENERIC}\nPY"
+                )
+            }
+        );
     }
 }

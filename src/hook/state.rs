@@ -2,6 +2,10 @@
 //! calls. The directory is private (0700, owned by the user), file names are hashes of the
 //! session id (a session id can never name a path), contents are parsed strictly as a number,
 //! and updates are atomic (temp file + rename). Nothing lives in world-writable `/tmp`.
+//!
+//! Reads never block and never grow: a FIFO, device, socket or symlink in place of a count
+//! file is opened without waiting (`O_NONBLOCK`), not followed (`O_NOFOLLOW`), checked with
+//! `fstat` and read as 0; a regular file is read only as far as a count can reach.
 
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{self, Read};
@@ -48,14 +52,18 @@ impl StateDir {
         self.path.join(format!("{name}.count"))
     }
 
-    /// The stored count; 0 when there is none or it is not a plain number.
+    /// The stored count; 0 when there is none, it is not a regular file, or it is not a plain
+    /// number.
     #[must_use]
     pub(crate) fn read(&self, session: &str) -> u32 {
-        let Ok(file) = OpenOptions::new().read(true).custom_flags(nofollow()).open(self.file(session)) else {
+        let Ok(file) = OpenOptions::new().read(true).custom_flags(open_flags()).open(self.file(session)) else {
             return 0;
         };
+        if !file.metadata().is_ok_and(|meta| meta.file_type().is_file()) {
+            return 0;
+        }
         let mut text = String::new();
-        if file.take(16).read_to_string(&mut text).is_err() {
+        if file.take(MAX_COUNT_FILE).read_to_string(&mut text).is_err() {
             return 0;
         }
         parse_count(&text).unwrap_or(0)
@@ -91,8 +99,14 @@ fn parse_count(text: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-fn nofollow() -> i32 {
-    i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0)
+/// The most of a count file ever read: more than the longest count [`parse_count`] accepts.
+const MAX_COUNT_FILE: u64 = 16;
+
+/// Flags for opening a count file: not through a symlink, and without waiting for a FIFO's
+/// writer or a device; never as a controlling terminal.
+fn open_flags() -> i32 {
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    flags.bits().cast_signed()
 }
 
 #[cfg(test)]
@@ -118,5 +132,29 @@ mod tests {
         for bad in ["", "-1", "3 ", "1e3", "9999999", "{\"deny\": 1}", "3\n4"] {
             assert_eq!(parse_count(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_fifo_or_a_symlink_in_place_of_a_count_reads_as_zero_without_blocking() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = StateDir::open(&temp.path().join("state")).unwrap();
+        let fifo = dir.file("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        assert_eq!(dir.read("fifo"), 0);
+        let target = temp.path().join("target");
+        fs::write(&target, "2").unwrap();
+        std::os::unix::fs::symlink(&target, dir.file("link")).unwrap();
+        assert_eq!(dir.read("link"), 0);
+        std::os::unix::fs::symlink("/dev/zero", dir.file("zero")).unwrap();
+        assert_eq!(dir.read("zero"), 0);
+        fs::write(dir.file("long"), "1".repeat(1 << 20)).unwrap();
+        assert_eq!(dir.read("long"), 0);
     }
 }

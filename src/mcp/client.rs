@@ -19,11 +19,11 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt;
 
-use super::config::{BadEntry, Server, Transport};
+use super::config::{BadEntry, Loaded, Server, Transport};
+use crate::env;
+use crate::tools::network::{self, NetworkPolicy};
 use crate::tools::{ErrorKind, ToolError};
-
-/// Environment variables a stdio server inherits; everything else it must be given in `env`.
-const INHERITED_ENV: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
+use crate::trust::Approved;
 
 /// Bytes of a server's stderr kept (the end matters most).
 const MAX_STDERR: usize = 16 * 1024;
@@ -45,6 +45,10 @@ pub(crate) struct Mcp {
     workspace: std::path::PathBuf,
     servers: Vec<Server>,
     problems: Vec<BadEntry>,
+    /// The workspace's config files left unread, untrusted.
+    untrusted: Vec<String>,
+    /// Where a workspace's HTTP server may be.
+    network: NetworkPolicy,
     runtime: Option<tokio::runtime::Runtime>,
     open: HashMap<String, Connection>,
     /// Servers that failed in this run, with why; they are not retried.
@@ -61,14 +65,23 @@ impl std::fmt::Debug for Mcp {
 }
 
 impl Mcp {
-    /// The servers configured for `workspace`.
+    /// The servers configured for `workspace` (its own files only as far as `trust` approves
+    /// them); a workspace's HTTP server must be where `network` allows.
     #[must_use]
-    pub(crate) fn load(workspace: &Path, copilot_home: Option<&Path>) -> Self {
-        let (servers, problems) = super::config::load(workspace, copilot_home, &|name| std::env::var(name).ok());
+    pub(crate) fn load(
+        workspace: &Path,
+        copilot_home: Option<&Path>,
+        trust: &Approved,
+        network: &NetworkPolicy,
+    ) -> Self {
+        let Loaded { servers, problems, untrusted } =
+            super::config::load(workspace, copilot_home, trust, &|name| std::env::var(name).ok());
         Self {
             workspace: workspace.to_path_buf(),
             servers,
             problems,
+            untrusted,
+            network: network.clone(),
             runtime: None,
             open: HashMap::new(),
             failed: HashMap::new(),
@@ -82,6 +95,8 @@ impl Mcp {
             workspace: std::path::PathBuf::new(),
             servers: Vec::new(),
             problems: Vec::new(),
+            untrusted: Vec::new(),
+            network: NetworkPolicy::default(),
             runtime: None,
             open: HashMap::new(),
             failed: HashMap::new(),
@@ -91,6 +106,12 @@ impl Mcp {
     #[must_use]
     pub(crate) fn is_empty(&self) -> bool {
         self.servers.is_empty()
+    }
+
+    /// The workspace's config files left unread because the user does not trust them.
+    #[must_use]
+    pub(crate) fn untrusted(&self) -> &[String] {
+        &self.untrusted
     }
 
     fn server(&self, name: &str) -> Result<&Server, ToolError> {
@@ -114,7 +135,12 @@ impl Mcp {
         let tools = match listed {
             Ok(Ok(tools)) => tools,
             Ok(Err(err)) => {
-                return Err(server_failed(server, &format!("could not list tools: {err}"), &connection.stderr));
+                let config = self.servers.iter().find(|s| s.name == server);
+                let message = format!("could not list tools: {err}");
+                return Err(config.map_or_else(
+                    || ToolError::runtime(message.clone()),
+                    |config| server_failed(config, &message, &connection.stderr),
+                ));
             }
             Err(_) => return Err(timed_out(server, "tools/list", timeout)),
         };
@@ -154,6 +180,7 @@ impl Mcp {
             )));
         }
         let timeout = self.timeout(server, deadline)?;
+        let config = self.server(server)?.clone();
         let runtime = self.runtime.as_ref().ok_or_else(|| ToolError::runtime("the MCP runtime is gone"))?;
         let connection = self.open.get(server).ok_or_else(|| ToolError::runtime("lost the MCP connection"))?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
@@ -163,7 +190,7 @@ impl Mcp {
         let result = match called {
             Ok(Ok(result)) => serde_json::to_value(result).unwrap_or(Value::Null),
             Ok(Err(err)) => {
-                let error = server_failed(server, &format!("calling '{tool}' failed: {err}"), &connection.stderr);
+                let error = server_failed(&config, &format!("calling '{tool}' failed: {err}"), &connection.stderr);
                 if connection.service.is_transport_closed() {
                     self.failed.insert(server.to_owned(), error.message.clone());
                 }
@@ -173,7 +200,7 @@ impl Mcp {
         };
         let text = joined_text(&result);
         if result["isError"] == Value::Bool(true) {
-            return Err(ToolError::runtime(format!("MCP tool '{server}.{tool}' failed: {text}")));
+            return Err(ToolError::runtime(config.redact(&format!("MCP tool '{server}.{tool}' failed: {text}"))));
         }
         match result.get("structuredContent") {
             Some(structured) if !structured.is_null() => Ok(structured.clone()),
@@ -212,15 +239,17 @@ impl Mcp {
         let runtime = self.runtime.as_ref().ok_or_else(|| ToolError::runtime("the MCP runtime is gone"))?;
         let stderr = Arc::new(Mutex::new(String::new()));
         let workspace = self.workspace.clone();
-        let opened =
-            runtime.block_on(async { tokio::time::timeout(timeout, open(&config, &workspace, stderr.clone())).await });
+        let network = &self.network;
+        let opened = runtime.block_on(async {
+            tokio::time::timeout(timeout, open(&config, &workspace, network, stderr.clone())).await
+        });
         match opened {
             Ok(Ok(service)) => {
                 self.open.insert(server.to_owned(), Connection { service, stderr, tools: None });
                 Ok(())
             }
             Ok(Err(message)) => {
-                let error = server_failed(server, &message, &stderr);
+                let error = server_failed(&config, &message, &stderr);
                 self.failed.insert(server.to_owned(), error.message.clone());
                 Err(error)
             }
@@ -278,12 +307,17 @@ impl Drop for Mcp {
 }
 
 /// Starts the transport and performs the `initialize` handshake.
-async fn open(server: &Server, workspace: &Path, stderr: Arc<Mutex<String>>) -> Result<Service, String> {
+async fn open(
+    server: &Server,
+    workspace: &Path,
+    network: &NetworkPolicy,
+    stderr: Arc<Mutex<String>>,
+) -> Result<Service, String> {
     match &server.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args).env_clear().current_dir(cwd.as_deref().unwrap_or(workspace)).kill_on_drop(true);
-            for name in INHERITED_ENV {
+            for name in env::INHERITED {
                 if let Ok(value) = std::env::var(name) {
                     cmd.env(name, value);
                 }
@@ -292,7 +326,7 @@ async fn open(server: &Server, workspace: &Path, stderr: Arc<Mutex<String>>) -> 
             let (transport, child_stderr) = TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())
                 .spawn()
-                .map_err(|e| format!("could not start `{command}`: {e}"))?;
+                .map_err(|e| format!("could not start `{}`: {e}", server.shown))?;
             if let Some(mut pipe) = child_stderr {
                 tokio::spawn(async move {
                     let mut buf = vec![0u8; 8192];
@@ -315,10 +349,44 @@ async fn open(server: &Server, workspace: &Path, stderr: Arc<Mutex<String>>) -> 
         Transport::Http { url, headers } => {
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(header_map(headers)?);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            ().serve(transport).await.map_err(|e| format!("the MCP handshake with {url} failed: {e}"))
+            let shown = &server.shown;
+            let client = http_client(url, server.from_workspace.then_some(network)).await?;
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            ().serve(transport).await.map_err(|e| format!("the MCP handshake with {shown} failed: {e}"))
         }
     }
+}
+
+/// The HTTP client for a server at `url`. With a `policy` (a workspace's server), the host must
+/// resolve only to addresses the policy allows, and the connection goes to the address checked,
+/// so DNS cannot change it afterwards; redirects are not followed.
+async fn http_client(url: &str, policy: Option<&NetworkPolicy>) -> Result<reqwest::Client, String> {
+    let builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy();
+    let Some(policy) = policy else {
+        return builder.build().map_err(|e| format!("could not build an HTTP client: {e}"));
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|_| "the URL is not valid".to_owned())?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("only http and https URLs are allowed, not {}:", parsed.scheme()));
+    }
+    let host = parsed.host_str().ok_or("the URL has no host")?.to_owned();
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    let addresses: Vec<std::net::SocketAddr> = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => vec![(ip, port).into()],
+        Some(url::Host::Ipv6(ip)) => vec![(ip, port).into()],
+        _ => tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|e| format!("cannot resolve {host}: {e}"))?
+            .collect(),
+    };
+    let first = *addresses.first().ok_or_else(|| format!("{host} has no address"))?;
+    for address in &addresses {
+        network::check(policy, &host, address.ip())
+            .map_err(|err| err.message.trim_start_matches("web_fetch() ").to_owned())?;
+    }
+    let builder =
+        if matches!(parsed.host(), Some(url::Host::Domain(_))) { builder.resolve(&host, first) } else { builder };
+    builder.build().map_err(|e| format!("could not build an HTTP client: {e}"))
 }
 
 fn header_map(headers: &BTreeMap<String, String>) -> Result<HashMap<HeaderName, HeaderValue>, String> {
@@ -349,15 +417,19 @@ fn joined_text(result: &Value) -> String {
     parts.join("\n")
 }
 
-fn server_failed(server: &str, message: &str, stderr: &Mutex<String>) -> ToolError {
+/// The error for a server that failed: `message` and the end of its stderr, with every value
+/// the configuration expanded taken out.
+fn server_failed(server: &Server, message: &str, stderr: &Mutex<String>) -> ToolError {
     let log = stderr.lock().map(|s| s.clone()).unwrap_or_default();
     let log = log.trim();
     let tail = log.char_indices().rev().nth(1999).map_or(log, |(i, _)| &log[i..]);
-    if tail.is_empty() {
-        ToolError::runtime(format!("MCP server '{server}': {message}"))
+    let name = &server.name;
+    let text = if tail.is_empty() {
+        format!("MCP server '{name}': {message}")
     } else {
-        ToolError::runtime(format!("MCP server '{server}': {message}\nserver stderr:\n{tail}"))
-    }
+        format!("MCP server '{name}': {message}\nserver stderr:\n{tail}")
+    };
+    ToolError::runtime(server.redact(&text))
 }
 
 fn timed_out(server: &str, what: &str, timeout: Duration) -> ToolError {

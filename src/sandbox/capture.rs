@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 /// Captured stdout within a byte budget.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Capture {
     limit: usize,
     /// The first `limit` bytes.
@@ -89,6 +89,17 @@ pub(crate) fn keep_tail(text: &str, limit: usize) -> String {
     format!("[… {start} bytes elided …]\n{}", &text[start..])
 }
 
+/// Keeps the start and the end of a long text (an exception's message), marking what was cut.
+#[must_use]
+pub(crate) fn shorten(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let head = &text[..floor_boundary(text, limit / 2)];
+    let tail = &text[ceil_boundary(text, text.len() - limit / 2)..];
+    format!("{head}[… {} bytes elided …]{tail}", text.len() - head.len() - tail.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +133,13 @@ mod tests {
         let (text, truncated) = capture.finish();
         assert!(truncated);
         assert!(text.len() < 200);
+    }
+
+    #[test]
+    fn long_messages_keep_both_ends() {
+        assert_eq!(shorten("abcdef", 10), "abcdef");
+        assert_eq!(shorten("abcdefghij", 4), "ab[… 6 bytes elided …]ij");
+        assert_eq!(shorten(&"é".repeat(10), 5), "é[… 16 bytes elided …]é");
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! wall-clock deadline and the tool-call budget — the limits a backend's interpreter cannot
 //! see for itself. Every call, whatever its kind, is bound once and dispatched by one `match`.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::live::Live;
 use crate::catalog::{Catalog, McpFunction, Tool};
 use crate::limits::{Limits, format_seconds, format_size};
 use crate::mcp::Mcp;
@@ -30,8 +32,8 @@ pub(crate) struct Host {
     mcp: Mcp,
     dropins: DropIns,
     limits: Limits,
-    started: Instant,
-    tool_calls: u64,
+    /// What the run shares with its watchdog: output, tool calls, the deadline.
+    live: Arc<Live>,
     python: PythonRunner,
     /// How deep user tools are calling user tools.
     nesting: usize,
@@ -73,7 +75,14 @@ impl Host {
     #[must_use]
     pub(crate) fn new(parts: Parts) -> Self {
         let Parts { catalog, ctx, mcp, dropins, limits, started, python } = parts;
-        Self { catalog, ctx, mcp, dropins, limits, started, tool_calls: 0, python, nesting: 0 }
+        let live = Arc::new(Live::new(started, ctx.deadline, limits.max_output));
+        Self { catalog, ctx, mcp, dropins, limits, live, python, nesting: 0 }
+    }
+
+    /// What the run shares with other threads: its output so far, its tool calls, its deadline.
+    #[must_use]
+    pub(crate) fn live(&self) -> &Arc<Live> {
+        &self.live
     }
 
     #[must_use]
@@ -99,21 +108,29 @@ impl Host {
     }
 
     /// Moves the deadline on by `by`: time spent before the program could start (loading a
-    /// backend) is not the program's.
+    /// backend) is not the program's. Also lets go of a clock [held](Self::hold_clock).
     #[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
     pub(crate) fn extend_deadline(&mut self, by: Duration) {
         self.ctx.deadline += by;
+        self.live.set_deadline(Some(self.ctx.deadline));
+    }
+
+    /// Holds the watchdog's clock while a backend loads (which may take long, once, to compile
+    /// a guest): [`extend_deadline`](Self::extend_deadline) lets go of it.
+    #[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
+    pub(crate) fn hold_clock(&self) {
+        self.live.set_deadline(None);
     }
 
     /// How long the run has taken so far.
     #[must_use]
     pub(crate) fn elapsed(&self) -> Duration {
-        self.started.elapsed()
+        self.live.started().elapsed()
     }
 
     #[must_use]
     pub(crate) fn tool_calls(&self) -> u64 {
-        self.tool_calls
+        self.live.tool_calls()
     }
 
     /// What the tools left for the program's stderr, leaving nothing.
@@ -249,10 +266,10 @@ impl Host {
 
     /// Counts one call against the budget; a call past it is refused and not counted.
     pub(crate) fn count_call(&mut self) -> Result<(), LimitHit> {
-        if self.tool_calls >= self.limits.max_tool_calls {
+        if self.live.tool_calls() >= self.limits.max_tool_calls {
             return Err(LimitHit::ToolCalls);
         }
-        self.tool_calls += 1;
+        self.live.count_tool_call();
         Ok(())
     }
 

@@ -1,5 +1,5 @@
 //! [`ToolContext`]: what a built-in tool can reach during one run — the workspace, the
-//! deadline, the run's `SQLite` connections, the network policy and the GitHub access the
+//! deadline and the memory limit, the run's `SQLite` connections, the network policy and the GitHub access the
 //! command found — and the warnings it leaves for the program's stderr.
 
 use std::time::{Duration, Instant};
@@ -19,6 +19,9 @@ pub(crate) struct ToolContext {
     pub(crate) workspace: Workspace,
     /// When the run's wall-clock limit ends.
     pub(crate) deadline: Instant,
+    /// The run's memory limit (`--max-memory`): tools hold what they build for the program
+    /// under it too, `SQLite`'s heap included.
+    pub(crate) max_memory: usize,
     pub(crate) databases: Databases,
     /// Where `web_fetch` may connect.
     pub(crate) network: NetworkPolicy,
@@ -30,8 +33,22 @@ pub(crate) struct ToolContext {
 
 impl ToolContext {
     #[must_use]
-    pub(crate) fn new(workspace: Workspace, deadline: Instant, network: NetworkPolicy, github: Option<Access>) -> Self {
-        Self { workspace, deadline, databases: Databases::default(), network, github, warnings: String::new() }
+    pub(crate) fn new(
+        workspace: Workspace,
+        deadline: Instant,
+        max_memory: usize,
+        network: NetworkPolicy,
+        github: Option<Access>,
+    ) -> Self {
+        Self {
+            workspace,
+            deadline,
+            max_memory,
+            databases: Databases::default(),
+            network,
+            github,
+            warnings: String::new(),
+        }
     }
 
     /// Time left before the deadline (zero once it has passed).
@@ -42,11 +59,7 @@ impl ToolContext {
 
     /// Fails with `TimeoutError` once the deadline has passed; long tools call it as they go.
     pub(crate) fn check_deadline(&self, tool: &str) -> Result<(), ToolError> {
-        if Instant::now() >= self.deadline {
-            Err(ToolError::new(ErrorKind::Timeout, format!("{tool}() stopped: the run's time limit was reached")))
-        } else {
-            Ok(())
-        }
+        check_deadline(self.deadline, tool)
     }
 
     /// Adds a line to the program's stderr, within a fixed budget.
@@ -61,4 +74,15 @@ impl ToolContext {
     pub(crate) fn take_warnings(&mut self) -> String {
         std::mem::take(&mut self.warnings)
     }
+}
+
+/// Fails with `TimeoutError` once `deadline` has passed, for work that holds no context.
+pub(crate) fn check_deadline(deadline: Instant, tool: &str) -> Result<(), ToolError> {
+    if Instant::now() >= deadline { Err(timed_out(tool)) } else { Ok(()) }
+}
+
+/// The `TimeoutError` of a tool stopped by the run's time limit.
+#[must_use]
+pub(crate) fn timed_out(tool: &str) -> ToolError {
+    ToolError::new(ErrorKind::Timeout, format!("{tool}() stopped: the run's time limit was reached"))
 }

@@ -1,12 +1,13 @@
 //! `view`, `create` and `edit`: reading and writing files inside the workspace.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
+use std::time::Instant;
 
 use cap_std::fs::File;
 
 use super::args::Args;
 use super::builtin::Builtin;
-use super::context::ToolContext;
+use super::context::{ToolContext, check_deadline};
 use super::error::{ErrorKind, ToolError};
 use super::spec::{Kind, Param, ToolSpec};
 use super::value::Value;
@@ -71,7 +72,9 @@ fn view(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     };
     match args.get("view_range") {
         Value::List(items) | Value::Tuple(items) => match items.as_slice() {
-            [Value::Int(start), Value::Int(end)] => view_lines(file, &rel, *start, *end).map(Value::Str),
+            [Value::Int(start), Value::Int(end)] => {
+                view_lines(file, &rel, (*start, *end), ctx.deadline).map(Value::Str)
+            }
             _ => Err(ToolError::type_error("view() argument 'view_range' must be [start, end]")),
         },
         _ => decode(read_capped(file, len, &rel, MAX_VIEW_BYTES)?, &rel).map(Value::Str),
@@ -85,35 +88,50 @@ pub(crate) fn read_text(ws: &Workspace, path: &str) -> Result<String, ToolError>
 }
 
 /// Lines `start..=end` (1-based; `end == -1` means to the end), streamed so large files work.
-fn view_lines(file: File, rel: &Confined, start: i64, end: i64) -> Result<String, ToolError> {
+/// At most [`MAX_VIEW_BYTES`] are kept, a line longer than that included: a file of one huge
+/// line fails after that many bytes, not after reading it all. Lines before `start` are skipped
+/// without being kept, looking at the deadline as they go.
+fn view_lines(file: File, rel: &Confined, (start, end): (i64, i64), deadline: Instant) -> Result<String, ToolError> {
     if start < 1 || (end != -1 && end < start) {
         return Err(ToolError::value(format!(
             "view_range [{start}, {end}] is invalid: start must be >= 1 and end >= start (or -1 for the end of the file)"
         )));
     }
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
     let mut out = Vec::new();
-    let mut line = Vec::new();
     let mut number: i64 = 0;
     loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line).map_err(|e| io_error(&e, rel))?;
+        if number + 1 < start {
+            if skip_line(&mut reader, rel, deadline)? == 0 {
+                break;
+            }
+            number += 1;
+            continue;
+        }
+        let before = out.len();
+        let room = (MAX_VIEW_BYTES + 1).saturating_sub(before as u64);
+        let read = (&mut reader).take(room).read_until(b'\n', &mut out).map_err(|e| io_error(&e, rel))?;
         if read == 0 {
             break;
         }
         number += 1;
-        if number >= start {
-            out.extend_from_slice(&line);
-            if out.len() as u64 > MAX_VIEW_BYTES {
-                return Err(ToolError::value(format!(
+        if out.len() as u64 > MAX_VIEW_BYTES {
+            return Err(ToolError::value(if before == 0 {
+                format!(
+                    "line {number} of '{}' is longer than {MAX_VIEW_BYTES} bytes, more than view() returns at once",
+                    rel.shown()
+                )
+            } else {
+                format!(
                     "lines {start}..{end} of '{}' are over {MAX_VIEW_BYTES} bytes; ask for fewer lines",
                     rel.shown()
-                )));
-            }
+                )
+            }));
         }
         if end != -1 && number >= end {
             break;
         }
+        check_deadline(deadline, "view")?;
     }
     if number < start {
         return Err(ToolError::value(format!(
@@ -122,6 +140,29 @@ fn view_lines(file: File, rel: &Confined, start: i64, end: i64) -> Result<String
         )));
     }
     decode(out, rel)
+}
+
+/// Reads past one line without keeping it; the bytes it read (0 at the end of the file).
+fn skip_line(reader: &mut impl BufRead, rel: &Confined, deadline: Instant) -> Result<usize, ToolError> {
+    let mut total = 0;
+    loop {
+        let (found, used) = {
+            let buf = reader.fill_buf().map_err(|e| io_error(&e, rel))?;
+            if buf.is_empty() {
+                return Ok(total);
+            }
+            match buf.iter().position(|byte| *byte == b'\n') {
+                Some(at) => (true, at + 1),
+                None => (false, buf.len()),
+            }
+        };
+        reader.consume(used);
+        total += used;
+        if found {
+            return Ok(total);
+        }
+        check_deadline(deadline, "view")?;
+    }
 }
 
 fn create(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
@@ -141,6 +182,7 @@ fn edit(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     }
     // Edit the file a symlink points to (inside the workspace), never replace the link itself.
     let real = ctx.workspace.canonical(&rel)?;
+    ctx.workspace.check_writable(&rel, &real)?;
     let text = decode(ctx.workspace.read(&real, MAX_VIEW_BYTES)?, &rel)?;
     let count = text.matches(old).count();
     match count {

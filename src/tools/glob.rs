@@ -1,9 +1,8 @@
-//! `glob`: workspace files whose path matches a pattern, sorted.
+//! `glob`: workspace files whose path matches a pattern, sorted. The walk ([`super::walk`])
+//! goes through directory handles opened beneath the root, so it never lists a name outside.
 
 use std::collections::BTreeSet;
 use std::path::Path;
-
-use ignore::WalkBuilder;
 
 use super::args::Args;
 use super::builtin::Builtin;
@@ -12,7 +11,8 @@ use super::error::{ErrorKind, ToolError};
 use super::pattern;
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
-use super::workspace::{Confined, Entry};
+use super::walk::{self, Flow};
+use super::workspace::{Confined, Entry, Listed};
 
 /// Most paths one call returns.
 const MAX_MATCHES: usize = 10_000;
@@ -123,35 +123,26 @@ impl Search<'_> {
                 format!("glob() paths must be directories: '{}' is a file", start.shown()),
             ));
         }
-        let host_start = ws.host_dir(start)?;
-        let host_root = ws.root().join(self.root.as_path());
-        let excludes = self.excludes.to_vec();
-        let walker = WalkBuilder::new(&host_start)
-            .standard_filters(false)
-            .follow_links(false)
-            .max_depth(depth)
-            .filter_entry(move |entry| {
-                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                !(is_dir && entry.depth() > 0 && excludes.iter().any(|x| entry.file_name() == x.as_str()))
-            })
-            .build();
-        for (seen, entry) in walker.enumerate() {
-            if seen % 2048 == 0 {
-                ctx.check_deadline("glob")?;
-            }
-            let Ok(entry) = entry else { continue };
-            let Some(file_type) = entry.file_type() else { continue };
-            let Ok(under_root) = entry.path().strip_prefix(&host_root) else { continue };
+        let options = walk::Options {
+            max_depth: depth,
+            excludes: self.excludes,
+            filters: false,
+            deadline: ctx.deadline,
+            tool: "glob",
+        };
+        walk::walk(ws, start, &options, |entry| {
+            let Some(under_root) = entry.rel.below(self.root) else { return Ok(Flow::Continue) };
             if !self.matcher.is_match(under_root) {
-                continue;
+                return Ok(Flow::Continue);
             }
-            let Some(rel) = self.root.join(under_root) else { continue };
             // Symlinks count when they lead to a regular file inside the workspace.
-            let is_file = file_type.is_file() || (file_type.is_symlink() && ws.entry(&rel) == Ok(Entry::File));
+            let is_file = entry.kind == Listed::File
+                || (entry.kind == Listed::Symlink && ws.entry(&entry.rel) == Ok(Entry::File));
             if is_file {
-                found.insert(rel.shown());
+                found.insert(entry.rel.shown());
             }
-        }
+            Ok(Flow::Continue)
+        })?;
         Ok(())
     }
 }

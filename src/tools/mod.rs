@@ -15,9 +15,11 @@ pub(crate) mod mcp;
 pub(crate) mod network;
 pub(crate) mod pattern;
 pub(crate) mod process;
+pub(crate) mod protected;
 pub(crate) mod spec;
 pub(crate) mod sql;
 pub(crate) mod value;
+pub(crate) mod walk;
 pub(crate) mod web;
 pub(crate) mod workspace;
 

@@ -1,7 +1,11 @@
 //! `web_fetch`: HTTP(S) in-process, under the network policy ([`super::network`]). The policy
 //! is checked on the addresses a name resolves to, and the connection is pinned to the checked
 //! address, so DNS cannot be used to slip past it; every redirect (at most 5) is checked the
-//! same way. Bodies are capped, HTML becomes readable text.
+//! same way. A redirect to another origin (scheme, host or port) drops the credentials the
+//! program sent (`Authorization`, `Cookie`, `Proxy-Authorization`), as curl and browsers do.
+//! Bodies are capped, and HTML becomes readable text within the run's time limit ([`html`]).
+
+mod html;
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -25,6 +29,9 @@ const MAX_BODY: usize = 10 * 1024 * 1024;
 
 /// Longest a single request may take (also cut to the run's remaining time).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Request headers that carry credentials: sent only to the origin the program named.
+const CREDENTIALS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
 
 pub(crate) static WEB_FETCH: Builtin = Builtin {
     spec: ToolSpec {
@@ -83,7 +90,7 @@ fn web_fetch(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError>
         }
     };
     let text = if content_type.contains("html") {
-        html2text::from_read(&body[..], 100).unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned())
+        html::to_text(&body, ctx.deadline)?
     } else {
         String::from_utf8_lossy(&body).into_owned()
     };
@@ -118,7 +125,11 @@ impl Request {
             .map_err(|e| ToolError::value(format!("web_fetch() invalid URL {:?}: {e}", self.url)))?;
         let mut method = self.method.clone();
         let mut data = self.data.clone();
+        let origin = url.origin();
+        // Once a redirect has left the origin, credentials stay off for the rest of the chain.
+        let mut left_origin = false;
         for hop in 0..=MAX_REDIRECTS {
+            left_origin = left_origin || url.origin() != origin;
             let address = self.checked_address(&url).await?;
             let host = url.host_str().unwrap_or_default().to_owned();
             let mut builder = reqwest::Client::builder().redirect(Policy::none()).timeout(self.timeout).no_proxy();
@@ -130,6 +141,9 @@ impl Request {
                 .map_err(|e| ToolError::runtime(format!("web_fetch() could not build a client: {e}")))?;
             let mut request = client.request(method.clone(), url.clone());
             for (name, value) in &self.headers {
+                if left_origin && CREDENTIALS.iter().any(|credential| name.eq_ignore_ascii_case(credential)) {
+                    continue;
+                }
                 request = request.header(name, value);
             }
             if let Some(body) = &data {

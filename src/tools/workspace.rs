@@ -8,11 +8,18 @@
 //! outside is refused at open time, so there is no check-then-open race. Only regular files are
 //! ever read; devices, FIFOs and sockets are refused after opening without blocking.
 //!
-//! Two kinds of callers get more than a handle. Walkers (`glob`, `grep`) get the host path of a
-//! directory resolved through the `Dir` ([`Workspace::host_dir`]) to list it, and re-open every
-//! file they report through the `Dir`. `SQLite` gets a directory opened beneath the root
-//! ([`Workspace::open_dir`]) and names its files through that open directory.
+//! Writes are refused, as part of the same confinement, for the write-protected paths
+//! ([`super::protected`]): [`Workspace::check_writable`] looks at the path as the program gave
+//! it and at where it really leads, and [`Workspace::create_new`] and [`Workspace::replace`]
+//! ask it before anything is written.
+//!
+//! Two kinds of callers get more than a path. Walkers (`glob`, `grep`) get a [`WalkDir`]: a
+//! directory opened beneath the root, whose subdirectories and files are opened through it
+//! without following symlinks, so a directory swapped for a symlink mid-walk is never entered.
+//! `SQLite` gets a directory opened beneath the root ([`Workspace::open_dir`]) and names its
+//! files through that open directory.
 
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +27,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt, Permissions};
 
 use super::error::{ErrorKind, ToolError};
+use super::protected::Protected;
+
+mod walk_dir;
+
+pub(crate) use walk_dir::{Listed, WalkDir};
 
 /// The directory tools may touch.
 #[derive(Debug)]
@@ -27,6 +39,8 @@ pub(crate) struct Workspace {
     /// Canonical absolute root.
     root: PathBuf,
     dir: Dir,
+    /// What no tool writes here.
+    protected: Protected,
 }
 
 /// A path inside the workspace, relative to its root and normalised (no `.`, no `..`, `.` for
@@ -113,7 +127,7 @@ impl Workspace {
     /// Opens the workspace at `root`, which must be canonical.
     pub(crate) fn open(root: &Path) -> io::Result<Self> {
         let dir = Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
-        Ok(Self { root: root.to_path_buf(), dir })
+        Ok(Self { root: root.to_path_buf(), dir, protected: Protected::for_root(root) })
     }
 
     /// The canonical root.
@@ -168,14 +182,84 @@ impl Workspace {
         Ok(Confined::from_normal(real))
     }
 
-    /// The host path of a directory inside the workspace, for walkers that need one. The
-    /// directory is resolved through the confined `Dir` first, so the result lies inside.
-    pub(crate) fn host_dir(&self, rel: &Confined) -> Result<PathBuf, ToolError> {
-        let real = self.canonical(rel)?;
-        match self.entry(&real)? {
-            Entry::Dir => Ok(self.root.join(real.as_path())),
-            _ => Err(ToolError::new(ErrorKind::NotADirectory, format!("not a directory: '{}'", rel.shown()))),
+    /// Where a new entry at `rel` would really be: the directories on the way with every
+    /// symlink in them resolved inside the workspace — a dangling one too, since making the
+    /// missing directories would follow it — and the last name as it is (a new file replaces
+    /// nothing, so a symlink there is never followed).
+    pub(crate) fn real_location(&self, rel: &Confined) -> Result<Confined, ToolError> {
+        let Some(name) = rel.0.file_name() else { return Ok(Confined::root()) };
+        let parent = self.resolve_names(&rel.parent(), rel)?;
+        parent.join(Path::new(name)).ok_or_else(|| outside(&rel.shown()))
+    }
+
+    /// `rel` with each symlink in it replaced by its target, whether or not the target exists,
+    /// name by name; `shown` names the path in errors. This only finds where a write would
+    /// land: the kernel still confines the write itself.
+    fn resolve_names(&self, rel: &Confined, shown: &Confined) -> Result<Confined, ToolError> {
+        /// Symlinks followed before giving up, as the kernel does (`ELOOP`).
+        const MAX_LINKS: usize = 40;
+        let mut todo: Vec<OsString> = rel.0.iter().rev().map(OsStr::to_os_string).collect();
+        let mut done = PathBuf::new();
+        let mut links = 0;
+        while let Some(name) = todo.pop() {
+            match name.to_str() {
+                Some(".") => continue,
+                Some("..") => {
+                    if !done.pop() {
+                        return Err(outside(&shown.shown()));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let candidate = done.join(&name);
+            let is_link = self.dir.symlink_metadata(&candidate).is_ok_and(|meta| meta.file_type().is_symlink());
+            if !is_link {
+                done = candidate;
+                continue;
+            }
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(ToolError::new(
+                    ErrorKind::Os,
+                    format!("'{}': too many levels of symbolic links", shown.shown()),
+                ));
+            }
+            let target = self.dir.read_link_contents(&candidate).map_err(|e| io_error(&e, shown))?;
+            let target = if target.is_absolute() {
+                done = PathBuf::new();
+                target.strip_prefix(&self.root).map_err(|_| outside(&shown.shown()))?.to_path_buf()
+            } else {
+                target
+            };
+            todo.extend(target.iter().rev().filter(|part| *part != OsStr::new("/")).map(OsStr::to_os_string));
         }
+        Ok(Confined::from_normal(done))
+    }
+
+    /// Refuses a write to `given` (as the program named it, normalised) that lands on `real`
+    /// when either is write-protected ([`super::protected`]).
+    pub(crate) fn check_writable(&self, given: &Confined, real: &Confined) -> Result<(), ToolError> {
+        for (path, leads) in [(given, None), (real, Some(real))] {
+            if let Some(hit) = self.protected.rule_for(path.as_path()) {
+                let shown = match leads {
+                    Some(real) if real != given => format!("'{}' leads to '{}', which", given.shown(), real.shown()),
+                    _ => format!("'{}'", given.shown()),
+                };
+                return Err(ToolError::permission(format!(
+                    "{shown} is write-protected by the rule {} ({}); tools may read it but never write it \
+                     (hint: if the change is wanted, make it outside codeact)",
+                    hit.rule, hit.why
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the directory `rel` (symlinks inside the workspace followed) for a walker.
+    pub(crate) fn open_walk(&self, rel: &Confined) -> Result<WalkDir, ToolError> {
+        let dir = self.dir.open_dir(rel.as_path()).map_err(|e| io_error(&e, rel))?;
+        Ok(WalkDir { dir, rel: rel.clone() })
     }
 
     /// Opens the directory `rel` beneath the root, for a caller that names files through it.
@@ -230,6 +314,8 @@ impl Workspace {
     /// Creates a new file atomically: written beside its target, then linked into place,
     /// which fails if anything already exists there. Parent directories are created.
     pub(crate) fn create_new(&self, rel: &Confined, contents: &[u8]) -> Result<(), ToolError> {
+        // Asked before the parents are made: making `.git/hooks` is a write too.
+        self.check_writable(rel, &self.real_location(rel)?)?;
         let parent = rel.parent();
         match self.entry(&parent) {
             Ok(Entry::Dir) => {}
@@ -248,7 +334,9 @@ impl Workspace {
     }
 
     /// Replaces an existing regular file atomically (temp file + rename), keeping its mode.
+    /// `rel` is the file itself, not a symlink to it (see [`Self::canonical`]).
     pub(crate) fn replace(&self, rel: &Confined, contents: &[u8]) -> Result<(), ToolError> {
+        self.check_writable(rel, rel)?;
         let meta = self.dir.metadata(rel.as_path()).map_err(|e| io_error(&e, rel))?;
         let temp = self.write_temp(rel, contents, Some(meta.permissions()))?;
         self.dir.rename(&temp, &self.dir, rel.as_path()).map_err(|e| {
@@ -367,5 +455,21 @@ mod tests {
         assert_eq!(root.join(Path::new("a.py")).map(|c| c.shown()), Some("a.py".into()));
         assert_eq!(ws.confine("src/a.py").unwrap().parent(), src);
         assert_eq!(src.parent(), root);
+    }
+
+    #[test]
+    fn a_new_path_is_located_through_symlinks_dangling_ones_included() {
+        let (temp, ws) = workspace();
+        std::fs::create_dir(temp.path().join("real")).unwrap();
+        std::os::unix::fs::symlink("real", temp.path().join("alias")).unwrap();
+        std::os::unix::fs::symlink("../.github", temp.path().join("real/gh")).unwrap();
+        std::os::unix::fs::symlink("elsewhere", temp.path().join("last")).unwrap();
+        let located = |path: &str| ws.real_location(&ws.confine(path).unwrap()).map(|c| c.shown());
+        assert_eq!(located("alias/new/x.txt"), Ok("real/new/x.txt".into()));
+        assert_eq!(located("alias/gh/hooks/h.json"), Ok(".github/hooks/h.json".into()));
+        // The last name is not followed: a new file never replaces what is there.
+        assert_eq!(located("last"), Ok("last".into()));
+        std::os::unix::fs::symlink("../..", temp.path().join("up")).unwrap();
+        assert_eq!(located("up/x/y").map_err(|e| e.kind), Err(ErrorKind::Permission));
     }
 }

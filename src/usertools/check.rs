@@ -7,6 +7,7 @@ use std::process::Command;
 
 use super::markdown::{self, Language};
 use super::{Problem, secrets};
+use crate::bounded;
 use crate::tools::builtin::is_reserved;
 
 /// How `check` validates what it cannot parse itself, given by the command layer.
@@ -31,16 +32,20 @@ pub(crate) fn default_targets(user_config: Option<&Path>, workspace: &Path) -> V
 pub(crate) fn check(targets: &[PathBuf], validators: Validators) -> Vec<Problem> {
     let mut files = Vec::new();
     for target in targets {
-        collect(target, true, &mut files);
+        collect(target, true, 0, &mut files);
     }
     files.sort();
     files.dedup();
     let mut problems = Vec::new();
     let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
     for path in &files {
-        let Ok(text) = std::fs::read_to_string(path) else {
-            problems.push(Problem::error(path, 1, "cannot be read as UTF-8 text".into()));
-            continue;
+        let text = match bounded::read_text(path, bounded::MAX_FILE_BYTES) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
+            Err(err) => {
+                problems.push(Problem::error(path, 1, format!("cannot be read: {err}")));
+                continue;
+            }
         };
         for (line, what) in secrets::find(&text) {
             problems.push(Problem::error(
@@ -130,17 +135,25 @@ fn check_code(path: &Path, tool: &markdown::MarkdownTool, python: fn(&str) -> Op
     }
 }
 
-/// The files to check under `path`: `.md` tool files (recursively, skipping dot-files),
-/// top-level `.py` tools not starting with `_`, and `config.json`.
-fn collect(path: &Path, explicit: bool, out: &mut Vec<PathBuf>) {
+/// How many folders down `check` looks.
+const MAX_DEPTH: usize = 8;
+
+/// The files to check under `path`: `.md` tool files (recursively, skipping dot-files and
+/// symlinked folders, at most [`MAX_DEPTH`] down), top-level `.py` tools not starting with `_`,
+/// and `config.json`. A path given explicitly is followed even when it is a link.
+fn collect(path: &Path, explicit: bool, depth: usize, out: &mut Vec<PathBuf>) {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if !explicit && name.starts_with('.') {
         return;
     }
-    if path.is_dir() {
+    let meta = if explicit { std::fs::metadata(path) } else { std::fs::symlink_metadata(path) };
+    if meta.is_ok_and(|meta| meta.is_dir()) {
         let Ok(entries) = std::fs::read_dir(path) else { return };
+        if depth >= MAX_DEPTH {
+            return;
+        }
         for entry in entries.flatten() {
-            collect(&entry.path(), false, out);
+            collect(&entry.path(), false, depth + 1, out);
         }
     } else {
         let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();

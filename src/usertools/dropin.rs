@@ -1,6 +1,12 @@
 //! Python drop-ins (`tools/*.py`): run on the host by one `python3` worker per run, started
 //! on first use and reused for every call; JSON in and out over pipes. A call that outlasts its
 //! time kills the worker (the next call starts a new one); the worker is always reaped.
+//!
+//! The program can write files in the workspace, so nothing there may reach the worker's
+//! imports: it runs isolated (`python3 -I`: neither the working directory nor the script's is
+//! on `sys.path`, no `PYTHON*` variable is read, no user site), in the root directory rather
+//! than the workspace, with the allow-listed environment MCP servers get plus
+//! `CODEACT_WORKSPACE`, the workspace's path, for tools that work on its files.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -10,7 +16,11 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
+use crate::env;
 use crate::tools::{ErrorKind, ToolError, Value};
+
+/// The variable that tells a drop-in where the workspace is.
+pub(crate) const WORKSPACE_VAR: &str = "CODEACT_WORKSPACE";
 
 /// The worker's source, embedded in the binary.
 const WORKER: &str = include_str!("dropin.py");
@@ -40,8 +50,8 @@ pub(crate) fn files(dirs: &[PathBuf]) -> Vec<PathBuf> {
 #[derive(Debug, Default)]
 pub(crate) struct DropIns {
     files: Vec<PathBuf>,
-    /// Where the worker runs: the workspace.
-    cwd: PathBuf,
+    /// The workspace, which the worker is told of.
+    workspace: PathBuf,
     worker: Option<Worker>,
 }
 
@@ -58,8 +68,8 @@ pub(crate) struct Described {
 
 impl DropIns {
     #[must_use]
-    pub(crate) fn new(files: Vec<PathBuf>, cwd: &Path) -> Self {
-        Self { files, cwd: cwd.to_path_buf(), worker: None }
+    pub(crate) fn new(files: Vec<PathBuf>, workspace: &Path) -> Self {
+        Self { files, workspace: workspace.to_path_buf(), worker: None }
     }
 
     /// Calls the drop-in `name` with `args` (a dict), starting the worker on first use. A call
@@ -67,7 +77,7 @@ impl DropIns {
     pub(crate) fn call(&mut self, name: &str, args: &Value, timeout: Duration) -> Result<Value, ToolError> {
         let worker = match &mut self.worker {
             Some(worker) => worker,
-            slot @ None => slot.insert(Worker::start(&self.files, &self.cwd)?),
+            slot @ None => slot.insert(Worker::start(&self.files, &self.workspace)?),
         };
         let result = worker.call(name, args, timeout);
         if result.as_ref().is_err_and(|err| err.kind == ErrorKind::Timeout) {
@@ -76,9 +86,13 @@ impl DropIns {
         result
     }
 
-    /// Each drop-in's name and description, from a worker started in `cwd` for the purpose.
-    pub(crate) fn describe(files: &[PathBuf], cwd: &Path, timeout: Duration) -> Result<Vec<Described>, ToolError> {
-        let answer = Worker::start(files, cwd)?.ask(&json!({"describe": true}), timeout)?;
+    /// Each drop-in's name and description, from a worker started for the purpose.
+    pub(crate) fn describe(
+        files: &[PathBuf],
+        workspace: &Path,
+        timeout: Duration,
+    ) -> Result<Vec<Described>, ToolError> {
+        let answer = Worker::start(files, workspace)?.ask(&json!({"describe": true}), timeout)?;
         let listed = answer["ok"].as_array().cloned().unwrap_or_default();
         Ok(listed
             .iter()
@@ -111,14 +125,17 @@ impl std::fmt::Debug for Worker {
 }
 
 impl Worker {
-    /// Starts `python3` on the drop-ins.
-    fn start(files: &[PathBuf], cwd: &Path) -> Result<Self, ToolError> {
-        let mut child = Command::new("python3")
-            .arg("-u")
-            .arg("-c")
-            .arg(WORKER)
-            .args(files)
-            .current_dir(cwd)
+    /// Starts `python3`, isolated, on the drop-ins.
+    fn start(files: &[PathBuf], workspace: &Path) -> Result<Self, ToolError> {
+        let mut command = Command::new("python3");
+        command.args(["-I", "-u", "-c", WORKER]).args(files).current_dir("/").env_clear();
+        for name in env::INHERITED {
+            if let Some(value) = std::env::var_os(name) {
+                command.env(name, value);
+            }
+        }
+        let mut child = command
+            .env(WORKSPACE_VAR, workspace)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::markdown::{self, MarkdownTool};
+use crate::bounded;
 use crate::tools::spec::{Kind, Param, ParamDefault, Signature};
 
 /// A loaded Markdown tool.
@@ -48,41 +49,77 @@ pub(crate) fn tool_dirs(user_config: Option<&Path>, workspace: &Path) -> Vec<Pat
     dirs
 }
 
-/// Every Markdown tool file in `dirs` that parses, in order, and a warning for each that does
-/// not.
+/// How deep below a `tools/` folder Markdown tool files are looked for.
+const MAX_DEPTH: usize = 8;
+
+/// What [`load`] found.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    pub(crate) tools: Vec<UserTool>,
+    /// One line for each file that does not parse or cannot be read.
+    pub(crate) warnings: Vec<String>,
+    /// The files left out because `trusted` refused them.
+    pub(crate) untrusted: Vec<PathBuf>,
+}
+
+/// Every Markdown tool file in `dirs` that `trusted` accepts (given its path and content) and
+/// that parses, in order, and a warning for each that does not parse.
 #[must_use]
-pub(crate) fn load(dirs: &[PathBuf]) -> (Vec<UserTool>, Vec<String>) {
-    let mut files = Vec::new();
-    for dir in dirs {
-        collect(dir, &mut files);
-    }
-    let mut tools = Vec::new();
-    let mut warnings = Vec::new();
-    for path in files {
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+pub(crate) fn load(dirs: &[PathBuf], trusted: &dyn Fn(&Path, &[u8]) -> bool) -> Loaded {
+    let mut loaded = Loaded::default();
+    for path in dirs.iter().flat_map(|dir| markdown_files(dir)) {
+        let content = match bounded::read(&path, bounded::MAX_FILE_BYTES) {
+            Ok(Some(content)) => content,
+            Ok(None) => continue,
+            Err(err) => {
+                loaded.warnings.push(format!("tool file `{}` left out: {err}", path.display()));
+                continue;
+            }
+        };
+        if !trusted(&path, &content) {
+            loaded.untrusted.push(path);
+            continue;
+        }
+        let Ok(text) = String::from_utf8(content) else {
+            loaded.warnings.push(format!("tool file `{}` left out: not UTF-8 text", path.display()));
+            continue;
+        };
         match markdown::parse(&path, &text) {
-            (Some(tool), _) => tools.push(UserTool::new(tool, path)),
-            (None, problems) => warnings.push(format!(
+            (Some(tool), _) => loaded.tools.push(UserTool::new(tool, path)),
+            (None, problems) => loaded.warnings.push(format!(
                 "tool file `{}` has {} problem(s); run `codeact check`",
                 path.display(),
                 problems.len()
             )),
         }
     }
-    (tools, warnings)
+    loaded
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The Markdown files in `dir` and the folders below it, sorted in each folder, hidden names
+/// skipped. Symlinked folders are not followed (a link to `.` or `/` would never end), and the
+/// walk stops [`MAX_DEPTH`] folders down.
+#[must_use]
+pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    collect(dir, 0, &mut out);
+    out
+}
+
+fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<(PathBuf, bool)> =
+        entries.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
     entries.sort();
-    for path in entries {
+    for (path, is_dir) in entries {
         let hidden = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
         if hidden {
             continue;
         }
-        if path.is_dir() {
-            collect(&path, out);
+        if is_dir {
+            if depth < MAX_DEPTH {
+                collect(&path, depth + 1, out);
+            }
         } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")) {
             out.push(path);
         }

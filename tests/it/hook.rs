@@ -91,9 +91,15 @@ fn nudge_after_is_configurable() {
     pre_tool_use(&env, "view.json").code(0).stdout(&deny(&reason));
 }
 
+/// `env` with `codeact` on its `PATH`, linked to the binary under test.
+fn with_codeact_on_path(env: TestEnv) -> TestEnv {
+    std::os::unix::fs::symlink(crate::support::BIN, env.root().join("bin/codeact")).unwrap();
+    env
+}
+
 #[test]
 fn exclusive_mode_denies_everything_but_codeact_and_skills() {
-    let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
+    let env = with_codeact_on_path(TestEnv::new().env("CODEACT_MODE", "exclusive"));
     pre_tool_use(&env, "bash_codeact.json").code(0).stdout("");
     pre_tool_use(&env, "skill.json").code(0).stdout("");
     let generic = "for path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))";
@@ -117,14 +123,46 @@ fn mode_comes_from_config_when_the_environment_is_silent() {
 }
 
 #[test]
-fn garbage_empty_and_huge_payloads_are_allowed_silently() {
-    for mode in ["nudge", "exclusive"] {
+fn a_bare_codeact_that_is_not_on_path_is_not_codeact() {
+    let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
+    let out = pre_tool_use(&env, "bash_codeact.json").code(0).stderr("");
+    assert!(out.stdout.starts_with("{\"permissionDecision\":\"deny\""), "{}", out.stdout);
+}
+
+fn huge() -> String {
+    json!({"sessionId": "s", "toolName": "view", "toolArgs": {"path": "x".repeat(2 * 1024 * 1024)}}).to_string()
+}
+
+#[test]
+fn garbage_empty_and_huge_payloads_are_allowed_silently_outside_exclusive_mode() {
+    for mode in ["off", "nudge"] {
         let env = TestEnv::new().env("CODEACT_MODE", mode);
         pre_tool_use(&env, "garbage.json").code(0).stdout("").stderr("");
         pre_tool_use(&env, "empty.json").code(0).stdout("").stderr("");
-        let huge = json!({"sessionId": "s", "toolName": "view", "toolArgs": {"path": "x".repeat(2 * 1024 * 1024)}});
-        env.run(&["hook", "pre-tool-use"], &huge.to_string()).code(0).stdout("").stderr("");
+        env.run(&["hook", "pre-tool-use"], &huge()).code(0).stdout("").stderr("");
     }
+}
+
+#[test]
+fn exclusive_mode_denies_payloads_it_cannot_read() {
+    let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
+    let reason = |what: &str| {
+        format!(
+            "codeact exclusive mode: this tool call {what}, so it cannot be checked; call the tools from one codeact \
+             program instead:\n\n{} run --backend monty <<'PY'\nfor path in glob(pattern=\"**/*.py\"):\n    \
+             print(path, len(view(path=path).splitlines()))\nPY",
+            bin()
+        )
+    };
+    let malformed = deny(&reason("is not one the hook can read"));
+    pre_tool_use(&env, "garbage.json").code(0).stdout(&malformed).stderr("");
+    pre_tool_use(&env, "empty.json").code(0).stdout(&malformed).stderr("");
+    env.run(&["hook", "pre-tool-use"], &huge()).code(0).stdout(&deny(&reason("is over 1 MiB"))).stderr("");
+    // The mode still comes from the project's config, found through `COPILOT_PROJECT_DIR`.
+    let env = TestEnv::new().project_config(r#"{"mode": "exclusive"}"#);
+    let workspace = env.workspace().display().to_string();
+    let env = env.env("COPILOT_PROJECT_DIR", &workspace);
+    pre_tool_use(&env, "garbage.json").code(0).stdout(&malformed).stderr("");
 }
 
 #[test]
@@ -189,6 +227,39 @@ fn a_planted_or_corrupt_counter_file_cannot_inject_anything() {
 }
 
 #[test]
+fn a_fifo_in_place_of_the_counter_file_does_not_hang_the_hook() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+    let files = state_files(&env);
+    assert_eq!(files.len(), 1);
+    std::fs::remove_file(&files[0]).unwrap();
+    let mode = rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR;
+    rustix::fs::mknodat(rustix::fs::CWD, &files[0], rustix::fs::FileType::Fifo, mode, 0).unwrap();
+    // A blocking open would wait for a writer forever; give up long after any sane run.
+    let mut child = env
+        .command(&["hook", "pre-tool-use"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), payload(&env, "view.json").as_bytes()).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the hook hangs on a FIFO counter file");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!((out.status.code(), out.stdout, out.stderr), (Some(0), Vec::new(), Vec::new()));
+    // The FIFO read as 0 and was replaced by a count: the next two calls reach the third.
+    pre_tool_use(&env, "view.json").code(0).stdout("");
+    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&nudge_reason("print(view(path=\"src/app.py\"))")));
+}
+
+#[test]
 fn two_sessions_do_not_share_counts() {
     let env = TestEnv::new().env("CODEACT_MODE", "nudge");
     let other = payload(&env, "view.json").replace("3fe9c0de-0001", "another-session");
@@ -227,6 +298,13 @@ fn session_start_offers_only_what_it_can_describe_without_starting_anything() {
             "---\ntype: custom\nname: shout\ndescription: Shout it.\n---\n## Code\n```sh\ntr a-z A-Z\n```\n",
         );
     let start = json!({"sessionId": "s", "cwd": env.workspace(), "source": "new"}).to_string();
+    // Untrusted, the project's tools are left out, and named once.
+    let out = env.run(&["hook", "session-start"], &start).code(0).stderr(
+        "warning: ignored until you trust them: .mcp.json, .codeact/tools/shout.md, .codeact/tools/pid.py; review \
+         and approve with `codeact trust`\n",
+    );
+    assert!(!out.stdout.contains("shout"), "{}", out.stdout);
+    env.trust();
     let out = env.run(&["hook", "session-start"], &start).code(0).stderr("");
     let reply: Value = serde_json::from_str(&out.stdout).unwrap();
     let context = reply["additionalContext"].as_str().unwrap();

@@ -25,6 +25,7 @@ mod output;
 mod plugin;
 mod security;
 mod tools;
+mod trust;
 mod usertools;
 mod wasm;
 mod web;

@@ -15,9 +15,9 @@ fn server_bin(name: &str) -> PathBuf {
     npm_bin(name)
 }
 
-/// A workspace whose `.mcp.json` declares `servers`.
+/// A workspace whose `.mcp.json` declares `servers`, trusted.
 fn with_servers(servers: &Value) -> TestEnv {
-    TestEnv::new().file(".mcp.json", json!({"mcpServers": servers}).to_string())
+    TestEnv::new().file(".mcp.json", json!({"mcpServers": servers}).to_string()).trusted()
 }
 
 /// The `everything` server over stdio, started through `sh` so the test can see each start.
@@ -159,6 +159,7 @@ fn two_servers_work_side_by_side_in_one_program() {
     let servers =
         json!({"everything": everything(&everything_bin), "files": {"command": fs_bin, "args": [env.workspace()]}});
     std::fs::write(env.workspace().join(".mcp.json"), json!({"mcpServers": servers}).to_string()).unwrap();
+    env.trust();
     let notes = env.workspace().join("notes.txt");
     let program = format!(
         "print(files__read_text_file(path={notes:?})['content'], end='')\nprint(everything__echo(message='both'))"
@@ -199,9 +200,11 @@ fn streamable_http_servers_work_with_configured_headers() {
     let bin = server_bin("mcp-server-everything");
     let server = http_server(&bin);
     let url = format!("http://127.0.0.1:{}/mcp", server.1);
+    // A workspace's server on loopback needs the user's own network allowance.
     let env = with_servers(
         &json!({"remote": {"type": "http", "url": url, "headers": {"X-Codeact-Test": "${env:CODEACT_TEST_HEADER}"}}}),
     )
+    .user_config(r#"{"network": {"allowed_hosts": ["127.0.0.1"]}}"#)
     .env("CODEACT_TEST_HEADER", "yes");
     let program = "print(len(mcp_tools('remote')) > 5)\nprint(remote__get_sum(a=40, b=2))\nprint(mcp_call('remote', 'echo', message='http'))";
     env.run_code(program).code(0).stdout("True\nThe sum of 40 and 2 is 42.\nEcho: http\n");

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
+use serde_json::json;
 
 use crate::support::TestEnv;
 
@@ -195,5 +196,72 @@ fn secrets_in_the_environment_do_not_appear_in_manifests_or_errors() {
     let failing = env.run_code("import os\nos.environ['GITHUB_TOKEN']");
     for text in [discover.stdout, instructions.stdout, failing.stdout, failing.stderr] {
         assert!(!text.contains("ghp_leakcheck123") && !text.contains("s3cr3t-value"), "{text}");
+    }
+}
+
+// The review's findings by area (SECURITY.md names the rules each one tests).
+mod exclusive;
+mod install;
+mod limits;
+mod tools;
+
+/// F2: the program writes `json.py` and `traceback.py`, then calls the user's own drop-in,
+/// whose worker imports both: neither is the program's.
+#[test]
+fn files_the_program_writes_never_reach_the_python_tool_worker() {
+    let env = env().env("FAKE_SECRET", "sk-FAKE-1234567890");
+    let tool = env.user_config_dir().join("tools/where.py");
+    std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+    std::fs::write(
+        &tool,
+        "import os, sys\n\ndef run():\n    import json\n    return {'cwd': os.getcwd(), 'isolated': sys.flags.isolated, 'json': json.__file__, 'env': sorted(os.environ)}\n",
+    )
+    .unwrap();
+    let marker = env.outside().join("hijacked");
+    let planted = format!("import os\nopen({:?}, 'w').write('ran')\n", marker.to_str().unwrap());
+    let program = format!(
+        "create(path='json.py', file_text={planted:?})\ncreate(path='traceback.py', file_text={planted:?})\nprint(where())"
+    );
+    let out = env.run_code(&program).code(0);
+    assert!(!marker.exists(), "the program's json.py ran in the worker");
+    let workspace = env.workspace().canonicalize().unwrap();
+    assert!(out.stdout.contains("'cwd': '/'"), "{}", out.stdout);
+    assert!(out.stdout.contains("'isolated': 1"), "{}", out.stdout);
+    assert!(!out.stdout.contains(&format!("{}/json.py", workspace.display())), "{}", out.stdout);
+    assert!(!out.stdout.contains("FAKE_SECRET"), "the worker saw the whole environment: {}", out.stdout);
+    assert!(out.stdout.contains("'CODEACT_WORKSPACE'"), "{}", out.stdout);
+}
+
+/// F9: a repository's symlinks to a device, and tool folders that loop, neither exhaust memory
+/// nor hang codeact or its hooks.
+#[test]
+fn devices_and_loops_in_a_repository_neither_hang_nor_exhaust_codeact() {
+    let guarded = |env: &TestEnv, args: &[&str], stdin: &str| {
+        let started = Instant::now();
+        let out = env.run(args, stdin);
+        assert!(started.elapsed() < Duration::from_secs(20), "{args:?} took {:?}", started.elapsed());
+        out
+    };
+    let view = |env: &TestEnv| {
+        json!({"sessionId": "s1", "cwd": env.workspace(), "toolName": "view", "toolArgs": {"path": "a"}}).to_string()
+    };
+    // The project config is /dev/zero: every hook call fails open at once; `run` says why.
+    let env = TestEnv::new().symlink("/dev/zero", ".codeact/config.json").env("CODEACT_MODE", "exclusive");
+    let out = guarded(&env, &["hook", "pre-tool-use"], &view(&env));
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    let out = guarded(&env, &["run", "--code", "print(1)"], "");
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
+    // MCP configs and tool files that are devices are reported, not read.
+    let env = TestEnv::new().symlink("/dev/zero", ".mcp.json").symlink("/dev/zero", ".codeact/tools/x.md");
+    let out = guarded(&env, &["run", "--code", "print(1)"], "");
+    assert_eq!((out.code, out.stdout.as_str()), (0, "1\n"), "{}", out.stderr);
+    // Tool folders that loop, or lead to the root, are not followed.
+    let env = TestEnv::new()
+        .symlink(".", ".codeact/tools/a")
+        .symlink(".", ".codeact/tools/b")
+        .symlink("/", ".codeact/tools/root");
+    for args in [&["run", "--code", "print(1)"][..], &["discover"], &["check"]] {
+        guarded(&env, args, "");
     }
 }

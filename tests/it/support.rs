@@ -134,6 +134,19 @@ impl TestEnv {
         self
     }
 
+    /// Runs `codeact trust` here, approving the workspace's MCP config, tool files and project
+    /// config as they are now.
+    pub(crate) fn trusted(self) -> Self {
+        self.trust();
+        self
+    }
+
+    /// [`Self::trusted`] on a shared environment.
+    pub(crate) fn trust(&self) {
+        let out = self.run(&["trust"], "");
+        assert_eq!(out.code, 0, "codeact trust failed: {}", out.stderr);
+    }
+
     pub(crate) fn env(mut self, key: &str, value: &str) -> Self {
         self.env.push((key.to_owned(), value.to_owned()));
         self

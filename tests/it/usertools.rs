@@ -6,8 +6,13 @@ use serde_json::Value;
 
 use crate::support::{TestEnv, copy_dir, fixtures, process_alive};
 
-/// The fixture workspace with the good tool files installed as project tools.
+/// The fixture workspace with the good tool files installed as project tools, trusted.
 fn env() -> TestEnv {
+    untrusted().trusted()
+}
+
+/// [`env`] before `codeact trust`: tests that add files trust them after.
+fn untrusted() -> TestEnv {
     let env = TestEnv::with_fixture_workspace();
     copy_dir(&fixtures().join("tools/good"), &env.workspace().join(".codeact/tools"));
     env
@@ -56,21 +61,24 @@ fn arguments_are_checked_against_the_input_table() {
 
 #[test]
 fn exceptions_from_a_python_tool_keep_their_type() {
-    let env = env().file(
-        ".codeact/tools/fail.md",
-        "---\ntype: custom\nname: fail\ndescription: Always fails.\n---\n## Code\n```python\ndef run():\n    raise ValueError('nope')\n```\n",
-    );
+    let env = untrusted()
+        .file(
+            ".codeact/tools/fail.md",
+            "---\ntype: custom\nname: fail\ndescription: Always fails.\n---\n## Code\n```python\ndef run():\n    raise ValueError('nope')\n```\n",
+        )
+        .trusted();
     assert_eq!(env.error_of("fail()"), ("ValueError".into(), "fail(): nope".into()));
 }
 
 #[test]
 fn broken_or_shadowing_tool_files_are_left_out_with_a_warning() {
-    let env = env()
+    let env = untrusted()
         .file(
             ".codeact/tools/view.md",
             "---\ntype: custom\nname: view\ndescription: Shadow.\n---\n## Code\n```sh\necho shadow\n```\n",
         )
-        .file(".codeact/tools/broken.md", "no frontmatter\n");
+        .file(".codeact/tools/broken.md", "no frontmatter\n")
+        .trusted();
     let out = env.run_code("print(view(path='README.md').splitlines()[0])").code(0).stdout("# sample\n");
     let mut warnings: Vec<&str> = out.stderr.lines().collect();
     warnings.sort_unstable();
@@ -121,9 +129,10 @@ fn with_dropins() -> TestEnv {
         .file(".codeact/tools/opaque.py", "def run():\n    return object()\n")
         .file(
             ".codeact/tools/hang.py",
-            "import os, time\n\n\ndef run():\n    open('worker.pid', 'w').write(str(os.getpid()))\n    time.sleep(60)\n",
+            "import os, time\n\n\ndef run():\n    pid = os.path.join(os.environ['CODEACT_WORKSPACE'], 'worker.pid')\n    open(pid, 'w').write(str(os.getpid()))\n    time.sleep(60)\n",
         )
         .file(".codeact/tools/_private.py", "def run():\n    return 1\n")
+        .trusted()
 }
 
 #[test]
@@ -167,7 +176,7 @@ fn python_tools_are_listed_with_their_descriptions() {
 
 #[test]
 fn of_two_python_tools_with_one_name_the_users_runs_and_is_the_one_listed() {
-    let env = TestEnv::new().file(".codeact/tools/dup.py", "def run():\n    return 'project'\n");
+    let env = TestEnv::new().file(".codeact/tools/dup.py", "def run():\n    return 'project'\n").trusted();
     let user_tool = env.user_config_dir().join("tools/dup.py");
     std::fs::create_dir_all(user_tool.parent().unwrap()).unwrap();
     std::fs::write(&user_tool, "def run():\n    return 'user'\n").unwrap();
@@ -184,9 +193,10 @@ fn of_two_python_tools_with_one_name_the_users_runs_and_is_the_one_listed() {
 
 #[test]
 fn a_python_tool_named_like_a_markdown_tool_or_a_built_in_is_left_out_with_a_warning() {
-    let env = env()
+    let env = untrusted()
         .file(".codeact/tools/shout.py", "def run(text):\n    return 'from python'\n")
-        .file(".codeact/tools/view.py", "def run(path):\n    return 'shadow'\n");
+        .file(".codeact/tools/view.py", "def run(path):\n    return 'shadow'\n")
+        .trusted();
     let out = env.run_code("print(shout(text='hey'), view(path='README.md').splitlines()[0])").code(0);
     assert_eq!(out.stdout, "HEY # sample\n");
     let tools = env.workspace().join(".codeact/tools");

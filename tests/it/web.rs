@@ -1,6 +1,7 @@
 //! `web_fetch` against a local HTTP server the test starts on 127.0.0.1, under the network
 //! policy. Addresses the policy refuses are refused before any connection is made.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 
@@ -9,7 +10,7 @@ use pretty_assertions::assert_eq;
 use crate::support::TestEnv;
 
 /// Serves a few fixed routes on a free loopback port; returns the base URL.
-fn server() -> String {
+pub(crate) fn server() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     std::thread::spawn(move || {
@@ -18,26 +19,23 @@ fn server() -> String {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut first = String::new();
                 reader.read_line(&mut first).unwrap_or_default();
-                let (mut length, mut header) = (0, String::new());
+                let mut headers = BTreeMap::new();
                 loop {
                     let mut line = String::new();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                         break;
                     }
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(value) = lower.strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                    if let Some(value) = lower.strip_prefix("x-test:") {
-                        value.trim().clone_into(&mut header);
+                    if let Some((name, value)) = line.split_once(':') {
+                        headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
                     }
                 }
+                let length = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
                 let mut body = vec![0; length];
                 let _ = reader.read_exact(&mut body);
                 let mut parts = first.split_whitespace();
                 let method = parts.next().unwrap_or_default().to_owned();
                 let path = parts.next().unwrap_or_default().to_owned();
-                let (status, kind, text, location) = route(&method, &path, &header, &String::from_utf8_lossy(&body));
+                let (status, kind, text, location) = route(&method, &path, &headers, &String::from_utf8_lossy(&body));
                 let mut response = stream;
                 let location = location.map(|l| format!("location: {l}\r\n")).unwrap_or_default();
                 let _ = write!(
@@ -51,8 +49,29 @@ fn server() -> String {
     base
 }
 
-fn route(method: &str, path: &str, header: &str, body: &str) -> (&'static str, &'static str, String, Option<String>) {
+/// What the server answers: (status, content type, body, redirect location).
+fn route(
+    method: &str,
+    path: &str,
+    headers: &BTreeMap<String, String>,
+    body: &str,
+) -> (&'static str, &'static str, String, Option<String>) {
     let ok = "200 OK";
+    let header = headers.get("x-test").cloned().unwrap_or_default();
+    if let Some(depth) = path.strip_prefix("/deep/").and_then(|n| n.parse::<usize>().ok()) {
+        return (ok, "text/html", format!("<html><body>{}deep text</body></html>", "<div>".repeat(depth)), None);
+    }
+    if let Some(target) = path.strip_prefix("/to/") {
+        return ("302 Found", "text/plain", String::new(), Some(target.to_owned()));
+    }
+    if path == "/credentials" {
+        let shown = ["authorization", "cookie", "proxy-authorization", "x-test"]
+            .iter()
+            .map(|name| format!("{name}={}", headers.get(*name).map_or("-", String::as_str)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        return (ok, "text/plain", shown, None);
+    }
     match path {
         "/page" => (ok, "text/html; charset=utf-8", "<html><head><title>T</title><script>var hidden = 1;</script></head><body><h1>Hello</h1><p>World of <b>codeact</b></p></body></html>".into(), None),
         "/long" => (ok, "text/plain", "a".repeat(50_000), None),
@@ -67,9 +86,9 @@ fn route(method: &str, path: &str, header: &str, body: &str) -> (&'static str, &
     }
 }
 
-/// A workspace whose configuration lets `web_fetch` reach the local server.
-fn allowed() -> TestEnv {
-    TestEnv::new().project_config(r#"{"network": {"allowed_hosts": ["127.0.0.1"]}}"#)
+/// A workspace whose (trusted) configuration lets `web_fetch` reach the local server.
+pub(crate) fn allowed() -> TestEnv {
+    TestEnv::new().project_config(r#"{"network": {"allowed_hosts": ["127.0.0.1"]}}"#).trusted()
 }
 
 #[test]
@@ -116,7 +135,7 @@ fn a_redirect_to_a_private_or_metadata_address_is_refused() {
         "web_fetch() refused 10.255.255.1: it resolves to 10.255.255.1, a private address (allow it with \
          network.allow_private or network.allowed_hosts in config.json)"
     );
-    let env = TestEnv::new().project_config(r#"{"network": {"allow_private": true}}"#);
+    let env = TestEnv::new().project_config(r#"{"network": {"allow_private": true}}"#).trusted();
     let (kind, message) = env.error_of(&format!("web_fetch(url='{base}/to-metadata')"));
     assert_eq!(kind, "PermissionError");
     assert!(message.contains("a cloud metadata address"), "{message}");
@@ -151,4 +170,27 @@ fn method_headers_and_data_are_sent() {
     let program =
         format!("print(web_fetch(url='{base}/echo', method='post', headers={{'X-Test': 'yes'}}, data='payload'))");
     assert_eq!(allowed().stdout_of(&program), "POST yes payload\n");
+}
+
+#[test]
+fn credentials_are_dropped_on_a_redirect_to_another_origin_and_kept_on_the_same_one() {
+    let (first, second) = (server(), server());
+    let env = allowed();
+    let headers = "{'Authorization': 'Bearer SECRET-TOKEN', 'Cookie': 'session=abc', \
+                   'Proxy-Authorization': 'Basic eDp5', 'X-Test': 'kept'}";
+    let fetch = |url: &str| env.stdout_of(&format!("print(web_fetch(url='{url}', headers={headers}))"));
+    // Another port is another origin: the credentials stay behind, other headers go on.
+    assert_eq!(
+        fetch(&format!("{first}/to/{second}/credentials")),
+        "authorization=- cookie=- proxy-authorization=- x-test=kept\n"
+    );
+    // Away and back again: once the chain has left the origin, they are not sent again.
+    assert_eq!(
+        fetch(&format!("{first}/to/{second}/to/{first}/credentials")),
+        "authorization=- cookie=- proxy-authorization=- x-test=kept\n"
+    );
+    assert_eq!(
+        fetch(&format!("{first}/to/{first}/credentials")),
+        "authorization=Bearer SECRET-TOKEN cookie=session=abc proxy-authorization=Basic eDp5 x-test=kept\n"
+    );
 }

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use monty_types::{ExcType, MontyException, StackFrame};
 
 use super::run::SCRIPT_NAME;
-use crate::sandbox::capture::keep_tail;
-use crate::sandbox::outcome::MAX_TRACEBACK;
+use crate::sandbox::capture::shorten;
+use crate::sandbox::outcome::MAX_MESSAGE;
 use crate::sandbox::{Host, LimitHit, ProgramError};
 use crate::tools::{ErrorKind, ToolError};
 
@@ -57,14 +57,15 @@ pub(super) fn compile_error(exc: &MontyException, program: &str) -> ProgramError
     } else {
         traceback.push('\n');
     }
-    let _ = write!(traceback, "{kind}: {message}");
-    ProgramError { kind, message, line, traceback }
+    let _ = write!(traceback, "{kind}: {}", shorten(&message, MAX_MESSAGE));
+    ProgramError::new(kind, &message, line, &traceback)
 }
 
 /// An exception that escaped the program, with limit messages made specific.
 pub(super) fn runtime_error(exc: &MontyException, host: &Host) -> ProgramError {
     let mut kind = exc.exc_type().to_string();
-    let mut message = exc.message().unwrap_or_default().to_owned();
+    // Cut before the traceback is built from it: its last line is `Type: message`.
+    let mut message = shorten(exc.message().unwrap_or_default(), MAX_MESSAGE);
     // Monty's own limit messages do not say which setting to change.
     let hit = match exc.exc_type() {
         ExcType::TimeoutError if message.starts_with("time limit exceeded") => Some(LimitHit::Time),
@@ -83,8 +84,7 @@ pub(super) fn runtime_error(exc: &MontyException, host: &Host) -> ProgramError {
     let shown = MontyException::with_traceback(exc.exc_type(), Some(message.clone()), frames).to_string();
     let shown =
         if exc.exc_type().to_string() == kind { shown } else { shown.replacen(&exc.exc_type().to_string(), &kind, 1) };
-    let traceback = keep_tail(&shown, MAX_TRACEBACK);
-    ProgramError { kind, message, line, traceback }
+    ProgramError::new(kind, &message, line, &shown)
 }
 
 /// What to write instead of Python that Monty rejects, keyed on its message.

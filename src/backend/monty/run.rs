@@ -2,23 +2,40 @@
 //! define pauses the interpreter and reaches [`Host::call`]; `open()`, `pathlib` and
 //! `os.getenv` pause as OS calls, of which only read-only file access inside the workspace is
 //! served ([`super::os`]). The wall-clock
-//! deadline is re-armed at every pause (Monty's own clock stops while the host works), memory is
-//! counted by `monty-alloc` while the interpreter runs, and the loop runs on a thread with a
-//! large stack so deep recursion ends in `RecursionError`, not a crash.
+//! deadline is re-armed at every pause (Monty's own clock stops while the host works), and the
+//! loop runs on a thread with a large stack so deep recursion ends in `RecursionError`, not a
+//! crash. Inside one long operation (a big-integer power) only the run's watchdog sees the
+//! deadline pass.
+//!
+//! Memory is counted by `monty-alloc` while the interpreter runs, at three levels:
+//! - The limit itself is Monty's: its interpreter compares the live bytes with `--max-memory`
+//!   every few hundred instructions and before large allocations, and raises `MemoryError`,
+//!   which ends the run with its report.
+//! - Between two of those checks a list or dict may double its storage, and one native
+//!   operation (splitting a long string) may allocate without bound. Past [`watch_line`] the
+//!   run's watchdog ends the run with the same `MemoryError` report.
+//! - The allocator's own ceiling, which ends the process at once and loses the report, is set
+//!   far above both ([`ceiling`]), for one huge allocation Monty did not check first.
+//!
+//! A tool's result is refused before it is converted when it cannot fit in what is left of the
+//! limit.
 
 use std::borrow::Cow;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use monty::{FunctionCall, MontyRun, NameLookup, RunProgress};
 use monty_types::{
-    CompileOptions, ExcType, ExtFunctionResult, MontyException, MontyObject, NameLookupResult, PrintWriter,
-    PrintWriterCallback, ResourceLimits, ResourceTracker,
+    BASELINE_MEMORY, CompileOptions, ExcType, ExtFunctionResult, LIVE_MEMORY, MontyException, MontyObject,
+    NameLookupResult, PrintWriter, PrintWriterCallback, ResourceLimits, ResourceTracker,
 };
 
 use super::convert::{from_value, key_name, python_repr, to_value};
 use super::error::{compile_error, exception, limit_exception, runtime_error};
 use super::os::os_call;
-use crate::sandbox::{Capture, Dispatch, Host, LimitHit, Outcome, ProgramError};
+use crate::sandbox::live::{MemoryProbe, lock};
+use crate::sandbox::{Capture, Dispatch, Host, LimitHit, Outcome, ProgramError, memory};
 use crate::tools::{ErrorKind, ToolError, Value};
 
 /// The name tracebacks give the program.
@@ -26,6 +43,15 @@ pub(super) const SCRIPT_NAME: &str = "<program>";
 
 /// Stack for the interpreter thread: deep recursion must reach `RecursionError` first.
 const STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// Room above twice the limit before the watchdog ends the run (see [`watch_line`]).
+const WATCH_HEADROOM: usize = 64 * 1024 * 1024;
+
+/// Room above three times the limit before the allocator ends the process (see [`ceiling`]).
+const CEILING_HEADROOM: usize = 256 * 1024 * 1024;
+
+/// The interpreter memory past which the watchdog ends the run; 0 while the limit is off.
+static WATCH_LINE: AtomicUsize = AtomicUsize::new(0);
 
 /// The Monty version compiled in.
 pub(crate) const VERSION: &str = monty_types::MONTY_VERSION;
@@ -40,12 +66,13 @@ pub(crate) fn syntax_error(code: &str) -> Option<(usize, String)> {
 
 /// Runs `program` to completion against `host`.
 pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
-    let mut capture = Capture::new(host.limits().max_output);
+    // The watchdog reads the output as it is printed.
+    let stdout = host.live().stdout().clone();
     let result = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("monty".into())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, || execute(program, host, &mut capture))
+            .spawn_scoped(scope, || execute(program, host, &stdout))
             .map(std::thread::ScopedJoinHandle::join)
     });
     disarm_memory();
@@ -58,7 +85,7 @@ pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
         Ok(Ok(Err(error))) => (None, None, Some(error)),
         Ok(Err(_)) | Err(_) => (None, None, Some(ProgramError::internal("the interpreter stopped unexpectedly"))),
     };
-    let (stdout, truncated) = capture.finish();
+    let ((stdout, truncated), _) = host.live().printed();
     Outcome {
         stdout,
         truncated,
@@ -74,7 +101,7 @@ pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
 }
 
 /// Compiles and drives the program; runs on the interpreter thread.
-fn execute(program: &str, host: &mut Host, capture: &mut Capture) -> Result<MontyObject, ProgramError> {
+fn execute(program: &str, host: &mut Host, capture: &Mutex<Capture>) -> Result<MontyObject, ProgramError> {
     let runner = MontyRun::new(program.to_owned(), SCRIPT_NAME, Vec::new(), CompileOptions::default())
         .map_err(|exc| compile_error(&exc, program))?;
     drive(runner, Vec::new(), host, capture)
@@ -92,11 +119,11 @@ pub(crate) fn run_tool(name: &str, code: &str, input: Value, host: &mut Host) ->
         CompileOptions::default(),
     )
     .map_err(|exc| ToolError::runtime(format!("{name}(): {}", compile_error(&exc, &source).message)))?;
-    let mut capture = Capture::new(host.limits().max_output);
-    let result = drive(runner, vec![from_value(input)], host, &mut capture);
+    let capture = Mutex::new(Capture::new(host.limits().max_output));
+    let result = drive(runner, vec![from_value(input)], host, &capture);
     // The caller is in the middle of a tool call, with the memory limit off.
     disarm_memory();
-    let (printed, _) = capture.finish();
+    let (printed, _) = capture.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).finish();
     if !printed.is_empty() {
         host.warn(printed.trim_end());
     }
@@ -113,11 +140,14 @@ fn drive(
     runner: MontyRun,
     inputs: Vec<MontyObject>,
     host: &mut Host,
-    capture: &mut Capture,
+    capture: &Mutex<Capture>,
 ) -> Result<MontyObject, ProgramError> {
     let mut printer = Printer { capture };
     let (max_memory, max_recursion) = (host.limits().max_memory, host.limits().max_recursion);
     let memory_armed = arm_memory(max_memory);
+    if memory_armed {
+        host.live().watch_memory(MemoryProbe { exceeded: past_watch_line, release: disarm_memory });
+    }
     let mut limits = ResourceLimits::default().max_duration(remaining(host)).max_recursion_depth(max_recursion);
     if memory_armed {
         limits = limits.max_memory(max_memory);
@@ -158,26 +188,26 @@ fn function_call(
     let keywords =
         std::mem::take(&mut call.kwargs).into_iter().map(|(key, value)| (key_name(key), to_value(value))).collect();
     // Tool buffers are the host's, not the program's: do not count them against its memory.
+    let room = memory_left(host.limits().max_memory);
     disarm_memory();
-    let dispatch = host.call(&call.function_name, positional, keywords);
+    let answer = match host.call(&call.function_name, positional, keywords) {
+        // A result that cannot fit in what is left is refused before it is copied into
+        // interpreter objects, and dropped while the limit is still off.
+        Dispatch::Return(value) if memory_armed && memory::estimate(&value) > room => Err(LimitHit::Memory),
+        Dispatch::Return(value) => Ok(ExtFunctionResult::Return(from_value(value))),
+        Dispatch::Raise(err) => Ok(ExtFunctionResult::Error(exception(&err))),
+        Dispatch::Stop(hit) => Err(hit),
+    };
+    // The tool's own copy of its result is gone: re-armed, the limit counts what the program holds.
     if memory_armed {
         arm_memory(host.limits().max_memory);
     }
-    match dispatch {
-        Dispatch::Return(value) => {
-            let object = from_value(value);
-            // A result too large for the remaining budget must not cross the allocator's hard limit.
-            if call.tracker().check_allocation(object.deep_host_size()).is_err() {
-                return call.abort(limit_exception(host, LimitHit::Memory), PrintWriter::Callback(printer));
-            }
+    match answer {
+        Ok(result) => {
             call.tracker_mut().set_max_duration(remaining(host));
-            call.resume(ExtFunctionResult::Return(object), PrintWriter::Callback(printer))
+            call.resume(result, PrintWriter::Callback(printer))
         }
-        Dispatch::Raise(err) => {
-            call.tracker_mut().set_max_duration(remaining(host));
-            call.resume(ExtFunctionResult::Error(exception(&err)), PrintWriter::Callback(printer))
-        }
-        Dispatch::Stop(hit) => call.abort(limit_exception(host, hit), PrintWriter::Callback(printer)),
+        Err(hit) => call.abort(limit_exception(host, hit), PrintWriter::Callback(printer)),
     }
 }
 
@@ -193,19 +223,19 @@ fn name_lookup(lookup: NameLookup, host: &Host, printer: &mut Printer<'_>) -> Re
     lookup.resume(answer, PrintWriter::Callback(printer))
 }
 
-/// Sends `print()` output into the run's output budget.
+/// Sends `print()` output into the run's output budget, where the watchdog can read it too.
 pub(super) struct Printer<'a> {
-    capture: &'a mut Capture,
+    capture: &'a Mutex<Capture>,
 }
 
 impl PrintWriterCallback for Printer<'_> {
     fn stdout_write(&mut self, output: Cow<'_, str>) -> Result<(), MontyException> {
-        self.capture.push(&output);
+        lock(self.capture).push(&output);
         Ok(())
     }
 
     fn stdout_push(&mut self, end: char) -> Result<(), MontyException> {
-        self.capture.push(end.encode_utf8(&mut [0; 4]));
+        lock(self.capture).push(end.encode_utf8(&mut [0; 4]));
         Ok(())
     }
 }
@@ -214,11 +244,48 @@ fn remaining(host: &Host) -> Duration {
     host.deadline().saturating_duration_since(Instant::now())
 }
 
-/// Arms `monty-alloc`'s limit; false when its allocator is not installed (library tests).
+/// Arms `monty-alloc` for a limit of `bytes`; false when its allocator is not installed
+/// (library tests). The interpreter enforces `bytes` itself; the allocator gets the
+/// [`ceiling`] above it.
 pub(super) fn arm_memory(bytes: usize) -> bool {
-    monty_alloc::set_limit(Some(bytes), false).is_ok()
+    let armed = monty_alloc::set_limit(Some(ceiling(bytes)), false).is_ok();
+    if armed {
+        WATCH_LINE.store(watch_line(bytes), Ordering::Relaxed);
+    }
+    armed
+}
+
+/// Where the watchdog ends the run for a limit of `bytes`: twice the limit, plus room for the
+/// interpreter's bookkeeping. Between two of the interpreter's checks a container grows by at
+/// most its own size (a list or dict doubles its storage), and it held no more than the limit
+/// at the last check, so an ordinary program reaches the next check and its own `MemoryError`.
+fn watch_line(bytes: usize) -> usize {
+    bytes.saturating_mul(2).saturating_add(WATCH_HEADROOM)
+}
+
+/// Where the allocator ends the process for a limit of `bytes`: well past the
+/// [`watch_line`], so that the watchdog, which looks every few milliseconds, gets there first.
+fn ceiling(bytes: usize) -> usize {
+    bytes.saturating_mul(3).saturating_add(CEILING_HEADROOM)
+}
+
+/// Whether the interpreter holds more than the [`watch_line`] (never while the limit is off).
+fn past_watch_line() -> bool {
+    let line = WATCH_LINE.load(Ordering::Relaxed);
+    line != 0 && memory_used() > line
+}
+
+/// What is left of a limit of `bytes`, by the allocator's count of what the interpreter holds.
+fn memory_left(bytes: usize) -> usize {
+    bytes.saturating_sub(memory_used())
+}
+
+/// The bytes allocated since the limit was first armed: what the interpreter holds.
+fn memory_used() -> usize {
+    LIVE_MEMORY.load(Ordering::Relaxed).saturating_sub(BASELINE_MEMORY.load(Ordering::Relaxed))
 }
 
 fn disarm_memory() {
+    WATCH_LINE.store(0, Ordering::Relaxed);
     let _ = monty_alloc::set_limit(None, false);
 }

@@ -5,6 +5,7 @@
 //! [`Host`] — the same catalogue, argument binding and confinement as on Monty.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
@@ -18,8 +19,8 @@ use super::cache;
 use super::engine::{engine, linker};
 use super::heap::{grow_heaps_in_large_steps, huge_pages_for_this_threads_heap};
 use super::store::{FromGuest, GuestState, new_store};
-use super::stream::{MAX_STDERR, take};
-use crate::guest::bridge;
+use super::stream::MAX_STDERR;
+use crate::guest::bridge::{self, Reported};
 use crate::guest::loader;
 use crate::guest::manifest::STDLIB_GUEST_PATH;
 use crate::guest::{self, Installed};
@@ -88,6 +89,7 @@ pub(crate) fn compile_stdlib(installed: &Installed) -> Result<()> {
     let Pending { engine, installed, component, .. } = Loading::spawn(Ok(installed.clone())).0?;
     let stdout = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
     let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
+    let nonce = bridge::nonce();
     let ended = std::thread::scope(|scope| {
         let _ticker = Ticker::start(scope, &engine);
         let guest = GuestRun {
@@ -96,8 +98,10 @@ pub(crate) fn compile_stdlib(installed: &Installed) -> Result<()> {
             installed: &installed,
             code: format!(
                 "import compileall\ncompileall.compile_dir({STDLIB_GUEST_PATH:?}, quiet=1)\n{}",
-                loader::main_call("", "[]", false)
+                loader::main_call("", "[]", false, &nonce)
             ),
+            nonce: nonce.clone(),
+            memory_used: Arc::default(),
             calls: None,
             stdout: &stdout,
             stderr: &stderr,
@@ -109,7 +113,7 @@ pub(crate) fn compile_stdlib(installed: &Installed) -> Result<()> {
     if ended.timed_out {
         bail!("compiling the standard library took more than 10 minutes");
     }
-    if ended.report.is_none() {
+    if !matches!(ended.report, Reported::Report(_)) {
         bail!(
             "compiling the standard library failed: {}",
             ended.failure.unwrap_or_else(|| ended.executor_output.trim_end().to_owned())
@@ -138,12 +142,14 @@ impl Ticker {
 
 /// How the guest's run ended, seen from its thread.
 struct Ended {
-    report: Option<String>,
+    report: Reported,
     stop: Option<LimitHit>,
     timed_out: bool,
     memory_refused: bool,
     /// A trap or host failure that is not a limit.
     failure: Option<String>,
+    /// The program ended the interpreter itself (`os._exit`) with this status.
+    exited: Option<i32>,
     /// What the guest's executor captured outside the prelude's streams.
     executor_output: String,
 }
@@ -154,11 +160,10 @@ struct Ended {
 /// exits, which it does faster than freeing them here: call this once per process.
 pub(crate) fn run(program: &str, host: &mut Host, loading: Loading) -> Outcome {
     let guest_cache = loading.cache().map(|(status, _)| status);
-    let stdout = Arc::new(Mutex::new(Capture::new(host.limits().max_output)));
-    let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
+    // The watchdog reads the output as it is written.
+    let (stdout, stderr) = (host.live().stdout().clone(), host.live().stderr().clone());
     let ended = execute(program, host, loading, &stdout, &stderr);
-    let (stdout, truncated) = take(&stdout).finish();
-    let (program_stderr, _) = take(&stderr).finish();
+    let ((stdout, truncated), program_stderr) = host.live().printed();
     let settled = ended
         .map_err(|err| match hint::split(&err) {
             (message, Some(hint)) => internal(&format!("{message} (hint: {hint})")),
@@ -196,28 +201,45 @@ fn settle(ended: Ended, host: &Host) -> Result<Returned, ProgramError> {
     if ended.timed_out {
         return limit(LimitHit::Time);
     }
-    let Some(report) = ended.report else {
-        if ended.memory_refused {
-            return limit(LimitHit::Memory);
+    let report = match (ended.report, ended.exited, ended.failure) {
+        (Reported::Tampered, ..) => return Err(ProgramError::internal(TAMPERED)),
+        // The prelude reports, then returns: a report followed by a trap or an exit is not its.
+        (_, Some(0), None) => return Ok(None),
+        (_, Some(_), None) => {
+            let message = "the program ended the interpreter with a failure status (os._exit)";
+            return Err(ProgramError::new("SystemExit".into(), message, None, &format!("SystemExit: {message}")));
         }
-        let why = ended.failure.unwrap_or_else(|| "the guest ended without a result".to_owned());
-        let output = ended.executor_output.trim_end();
-        return Err(internal(&if output.is_empty() { why } else { format!("{why}\n{output}") }));
+        (Reported::Report(report), None, None) => report,
+        (_, _, failure) => {
+            if ended.memory_refused {
+                return limit(LimitHit::Memory);
+            }
+            let why = failure.unwrap_or_else(|| "the guest ended without a result".to_owned());
+            let output = ended.executor_output.trim_end();
+            return Err(internal(&if output.is_empty() { why } else { format!("{why}\n{output}") }));
+        }
     };
     let report: bridge::Report =
         serde_json::from_str(&report).map_err(|err| internal(&format!("the guest's report is not valid: {err}")))?;
     if let Some(error) = report.error {
-        let mut error =
-            ProgramError { kind: error.kind, message: error.message, line: error.line, traceback: error.traceback };
+        let (mut message, mut traceback) = (error.message, error.traceback);
         if error.kind == ErrorKind::Memory.python_name() && ended.memory_refused {
-            let message = host.limit_error(LimitHit::Memory).message;
-            error.traceback = format!("{}MemoryError: {message}", error.traceback.trim_end_matches("MemoryError\n"));
-            error.message = message;
+            message = host.limit_error(LimitHit::Memory).message;
+            traceback = format!("{}MemoryError: {message}", traceback.trim_end_matches("MemoryError\n"));
         }
-        return Err(error);
+        return Err(ProgramError::new(error.kind, &message, error.line, &traceback));
     }
-    Ok(Some((report.repr, report.value.as_ref().map(Value::from_json))))
+    // The value travels as JSON text of its own: one nested deeper than the host's JSON reader
+    // goes (128 levels) is returned as its repr, like any value without a JSON form.
+    let value = report.value.map(|text| match serde_json::from_str(&text) {
+        Ok(json) => Value::from_json(&json),
+        Err(_) => Value::Opaque(report.repr.clone().unwrap_or_default()),
+    });
+    Ok(Some((report.repr, value)))
 }
+
+/// The error of a run whose program sent a report of its own.
+const TAMPERED: &str = "the program called `__codeact_report` itself; codeact does not trust the result it reported";
 
 fn internal(message: &str) -> ProgramError {
     ProgramError::internal(format!("the wasm backend failed: {message}"))
@@ -232,10 +254,14 @@ fn execute(
     stderr: &Arc<Mutex<Capture>>,
 ) -> Result<Ended> {
     let Pending { engine, installed, component, .. } = loading.0?;
-    let code = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host));
+    let nonce = bridge::nonce();
+    let code = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host), &nonce);
     let deadline = host.deadline();
     let memory = host.limits().max_memory;
+    let memory_used = Arc::new(AtomicUsize::new(0));
     let (calls, messages) = mpsc::channel::<FromGuest>();
+    // Waiting for the guest to load is not the program's time: the watchdog waits too.
+    host.hold_clock();
     std::thread::scope(|scope| {
         let ticker = Ticker::start(scope, &engine);
         let guest = std::thread::Builder::new().name("wasm".into()).spawn_scoped(scope, || {
@@ -244,6 +270,8 @@ fn execute(
                 component,
                 installed: &installed,
                 code,
+                nonce,
+                memory_used: memory_used.clone(),
                 calls: Some(calls),
                 stdout,
                 stderr,
@@ -265,7 +293,8 @@ fn execute(
                     let _ = deadline.send(host.deadline());
                 }
                 FromGuest::Call(request) => {
-                    let reply = bridge::dispatch(host, &request.name, &request.args_json);
+                    let room = memory.saturating_sub(memory_used.load(Ordering::Relaxed));
+                    let reply = bridge::dispatch(host, &request.name, &request.args_json, room);
                     let _ = request.reply.send(reply);
                 }
             }
@@ -282,6 +311,10 @@ struct GuestRun<'a> {
     installed: &'a Installed,
     /// What the guest runs: ends with the call that starts the program ([`loader::main_call`]).
     code: String,
+    /// The nonce `code` passes the prelude, which its report must carry.
+    nonce: String,
+    /// Where the guest's linear memory is counted, for the thread serving its tool calls.
+    memory_used: Arc<AtomicUsize>,
     /// Where its tool calls go; without a host, a tool call fails.
     calls: Option<mpsc::Sender<FromGuest>>,
     stdout: &'a Arc<Mutex<Capture>>,
@@ -303,6 +336,8 @@ impl GuestRun<'_> {
     async fn run_async(self, deadline: Instant) -> Result<Ended> {
         let perms = if self.writable_stdlib { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
         let mut state = GuestState::new(self.installed, self.stdout, self.stderr, perms, self.memory)?;
+        state.expect_report(self.nonce);
+        state.count_memory_in(self.memory_used);
         if let Some(calls) = self.calls {
             state.send_calls(calls);
         }
@@ -327,16 +362,30 @@ impl GuestRun<'_> {
         };
         let result = tokio::time::timeout(remaining, call).await;
         let (report, stop, memory_refused) = store.data_mut().finish();
-        let mut ended =
-            Ended { report, stop, timed_out: false, memory_refused, failure: None, executor_output: String::new() };
+        let mut ended = Ended {
+            report,
+            stop,
+            timed_out: false,
+            memory_refused,
+            failure: None,
+            exited: None,
+            executor_output: String::new(),
+        };
         // The process ends after the run: the kernel unmaps the guest's memory at exit faster
         // than dropping the store does now (no TLB shootdown per mapping while threads run).
         std::mem::forget(store);
         match result {
             Err(_) => ended.timed_out = true,
-            Ok(Err(trap)) => ended.failure = Some(format!("{:#}", anyhow::Error::from(trap))),
+            Ok(Err(trap)) => match trap.downcast_ref::<wasmtime_wasi::I32Exit>() {
+                Some(exit) => ended.exited = Some(exit.0),
+                None => ended.failure = Some(format!("{:#}", anyhow::Error::from(trap))),
+            },
             Ok(Ok(result)) => {
                 ended.executor_output = format!("{}{}", result.stdout, result.stderr);
+                // The prelude catches everything the program raises: an exception escaped it.
+                if result.exit_code != 0 {
+                    ended.failure = Some(format!("the prelude failed (exit code {})", result.exit_code));
+                }
             }
         }
         Ok(ended)

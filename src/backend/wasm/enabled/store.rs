@@ -3,6 +3,7 @@
 //! answered by a hook that denies every request, a limiter summing every linear memory, and the
 //! `tools` import, which hands each call to the thread that owns the host.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -16,7 +17,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpVi
 use super::bindings::hyperlight;
 use super::stream::CaptureStream;
 use crate::guest::Installed;
-use crate::guest::bridge::{self, Reply};
+use crate::guest::bridge::{self, Reply, Reported, Reports};
 use crate::guest::loader;
 use crate::guest::manifest::STDLIB_GUEST_PATH;
 use crate::sandbox::{Capture, LimitHit};
@@ -49,8 +50,8 @@ pub(super) struct GuestState {
     calls: Option<mpsc::Sender<FromGuest>>,
     /// Only while the snapshot is made: [`loader::FETCH`] is answered with the prelude.
     serve_prelude: bool,
-    /// What the prelude reported when the program ended.
-    report: Option<String>,
+    /// What the prelude reported when the program ended (and any report the program forged).
+    reports: Reports,
     /// The limit a tool call hit, which ended the run.
     stop: Option<LimitHit>,
 }
@@ -79,10 +80,10 @@ impl GuestState {
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
             deny_http: DenyHttp,
-            memory: MemoryCap { limit: memory, used: 0, refused: false },
+            memory: MemoryCap { limit: memory, used: Arc::default(), refused: false },
             calls: None,
             serve_prelude: false,
-            report: None,
+            reports: Reports::default(),
             stop: None,
         })
     }
@@ -90,6 +91,16 @@ impl GuestState {
     /// Sends the guest's tool calls on `calls` from now on.
     pub(super) fn send_calls(&mut self, calls: mpsc::Sender<FromGuest>) {
         self.calls = Some(calls);
+    }
+
+    /// Expects the prelude's report, sent with `nonce`.
+    pub(super) fn expect_report(&mut self, nonce: String) {
+        self.reports = Reports::expecting(nonce);
+    }
+
+    /// Counts the bytes of linear memory the guest holds in `used`, which another thread reads.
+    pub(super) fn count_memory_in(&mut self, used: Arc<AtomicUsize>) {
+        self.memory.used = used;
     }
 
     /// Answers the prelude's fetch: only while the snapshot is made.
@@ -115,9 +126,9 @@ impl GuestState {
 
     /// How the guest's run ended, as far as the host saw it; ends the host's loop serving
     /// tool calls.
-    pub(super) fn finish(&mut self) -> (Option<String>, Option<LimitHit>, bool) {
+    pub(super) fn finish(&mut self) -> (Reported, Option<LimitHit>, bool) {
         self.calls = None;
-        (self.report.take(), self.stop.take(), self.memory.refused)
+        (self.reports.take(), self.stop.take(), self.memory.refused)
     }
 }
 
@@ -160,21 +171,23 @@ impl WasiHttpHooks for DenyHttp {
     }
 }
 
-/// Caps the sum of all linear memories: a refused growth is a `MemoryError` in Python.
+/// Caps the sum of all linear memories: a refused growth is a `MemoryError` in Python. The
+/// sum is shared with the thread serving tool calls, which refuses a result that cannot fit.
 struct MemoryCap {
     limit: usize,
-    used: usize,
+    used: Arc<AtomicUsize>,
     refused: bool,
 }
 
 impl ResourceLimiter for MemoryCap {
     fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         let grow = desired.saturating_sub(current);
-        if self.used.saturating_add(grow) > self.limit {
+        let used = self.used.load(Ordering::Relaxed);
+        if used.saturating_add(grow) > self.limit {
             self.refused = true;
             return Ok(false);
         }
-        self.used += grow;
+        self.used.store(used + grow, Ordering::Relaxed);
         Ok(true)
     }
 
@@ -193,7 +206,7 @@ impl hyperlight::sandbox::tools::Host for GuestState {
             return Ok(Ok(loader::PRELUDE.to_owned()));
         }
         if name == bridge::REPORT {
-            self.report = Some(args_json);
+            self.reports.receive(&args_json);
             return Ok(Ok("null".to_owned()));
         }
         let (reply, answer) = oneshot::channel();

@@ -10,8 +10,9 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 use crate::sandbox::Capture;
 
-/// Bytes kept of the guest's stderr (and of its output while it loads the prelude).
-pub(super) const MAX_STDERR: usize = 64 * 1024;
+/// Bytes kept of the guest's stderr (and of its output while it loads the prelude): the size
+/// a run's stderr has everywhere.
+pub(super) use crate::sandbox::live::MAX_STDERR;
 
 /// What a shared capture holds, leaving it empty.
 pub(super) fn take(capture: &Arc<Mutex<Capture>>) -> Capture {

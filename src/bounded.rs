@@ -1,0 +1,75 @@
+//! Reading codeact's own files — config files, tool files, MCP configs — when they may come
+//! from a repository: regular files only, opened without blocking, and never more than a cap.
+//!
+//! A repository can ship a symlink to `/dev/zero`, a FIFO, or a file of many gigabytes in any of
+//! the places codeact reads. [`read`] opens with `O_NONBLOCK | O_NOCTTY` (a FIFO or terminal
+//! neither blocks nor is adopted), checks the opened file is a regular one, and reads at most
+//! `max_bytes`, so a hook that reads them stays fast and fails open.
+
+use std::io::{self, Read as _};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+/// The most codeact reads of one config or tool file.
+pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The contents of the regular file at `path`, or `None` when nothing is there. Anything else
+/// (a directory, a device, a FIFO, a socket, a file over `max_bytes`) is an error saying so.
+pub(crate) fn read(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    let opened =
+        std::fs::OpenOptions::new().read(true).custom_flags(i32::try_from(flags.bits()).unwrap_or(0)).open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(err) if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if meta.len() > max_bytes {
+        return Err(too_large(max_bytes));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(max_bytes));
+    }
+    Ok(Some(bytes))
+}
+
+/// [`read`] of a UTF-8 text file.
+pub(crate) fn read_text(path: &Path, max_bytes: u64) -> io::Result<Option<String>> {
+    match read(path, max_bytes)? {
+        Some(bytes) => {
+            String::from_utf8(bytes).map(Some).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+        }
+        None => Ok(None),
+    }
+}
+
+fn too_large(max_bytes: u64) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("larger than {max_bytes} bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_under_the_cap_are_read() {
+        let temp = tempfile::tempdir().unwrap();
+        let file = temp.path().join("a.json");
+        std::fs::write(&file, "{}").unwrap();
+        assert_eq!(read(&file, 10).unwrap(), Some(b"{}".to_vec()));
+        assert_eq!(read(&temp.path().join("missing"), 10).unwrap(), None);
+        assert!(read(&file, 1).unwrap_err().to_string().contains("larger than 1 bytes"));
+        assert!(read(temp.path(), 10).unwrap_err().to_string().contains("not a regular file"));
+        std::os::unix::fs::symlink("/dev/zero", temp.path().join("zero")).unwrap();
+        assert!(read(&temp.path().join("zero"), 10).unwrap_err().to_string().contains("not a regular file"));
+        let fifo = temp.path().join("fifo");
+        rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, 0o600.into(), 0).unwrap();
+        assert!(read(&fifo, 10).unwrap_err().to_string().contains("not a regular file"));
+    }
+}

