@@ -48,6 +48,9 @@ pub(crate) struct Config {
     pub(crate) trust: Approved,
     /// The project's config file, when it has keys that loosen the user's settings.
     pub(crate) project: Option<Project>,
+    /// Why the project's config file was left out, when [`Overrides::skip_unusable_project`]
+    /// let it be.
+    pub(crate) unusable_project: Option<String>,
 }
 
 /// A project config file that would loosen the user's settings.
@@ -73,6 +76,10 @@ pub(crate) struct Overrides {
     pub(crate) max_memory: Option<usize>,
     pub(crate) max_output: Option<usize>,
     pub(crate) max_tool_calls: Option<u64>,
+    /// Leave out a project config file that cannot be read or is invalid (its error is kept in
+    /// [`Config::unusable_project`]) instead of failing: the hooks, which a broken repository
+    /// file must not switch off.
+    pub(crate) skip_unusable_project: bool,
 }
 
 /// One `config.json`, exactly as written. Every field is optional; unknown ones are errors.
@@ -136,6 +143,7 @@ impl Config {
             network: NetworkPolicy::default(),
             trust,
             project: None,
+            unusable_project: None,
         };
         // Later sources win: user, then project, then environment, then flags.
         if let Some(dir) = &config.user_dir
@@ -143,8 +151,11 @@ impl Config {
         {
             config.apply(&source)?;
         }
-        if let Some(source) = read_source(&config.workspace.join(PROJECT_FILE))? {
-            config.apply_project(source)?;
+        let project = read_source(&config.workspace.join(PROJECT_FILE))
+            .and_then(|source| source.map(|source| config.apply_project(source)).transpose());
+        match project {
+            Err(err) if overrides.skip_unusable_project => config.unusable_project = Some(format!("{err:#}")),
+            result => drop(result?),
         }
         if let Some(list) = env::var(env::TOOLS) {
             config.tools.allow = Some(split_list(&list));

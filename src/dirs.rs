@@ -27,7 +27,6 @@ pub(crate) fn state() -> Option<PathBuf> {
 
 /// codeact's cache directory: `$CODEACT_CACHE_DIR`, `$XDG_CACHE_HOME/codeact`, `~/.cache/codeact`.
 #[must_use]
-#[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend caches what it compiles"))]
 pub(crate) fn cache() -> Option<PathBuf> {
     codeact_dir(Some(env::CACHE_DIR), "XDG_CACHE_HOME", ".cache")
 }

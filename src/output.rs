@@ -30,6 +30,13 @@ pub(crate) fn data(bytes: &[u8]) -> anyhow::Result<()> {
     }
 }
 
+/// Writes text for people to stdout (listings, reports): like [`data`], with control characters
+/// shown as escapes when stdout is a terminal, so names and values from a repository cannot
+/// drive it.
+pub(crate) fn text(text: &str) -> anyhow::Result<()> {
+    if io::stdout().is_terminal() { data(visible(text).as_bytes()) } else { data(text.as_bytes()) }
+}
+
 /// Writes a JSON value to stdout, followed by a newline.
 pub(crate) fn json(value: &serde_json::Value) -> anyhow::Result<()> {
     let mut text = escape_c1(serde_json::to_string_pretty(value).context("failed to write JSON")?);

@@ -18,7 +18,7 @@ use crate::tools::builtin::{BUILTINS, is_reserved};
 use crate::tools::github::GITHUB_API;
 use crate::tools::network::NetworkPolicy;
 use crate::trust::Approved;
-use crate::usertools::dropin::{self, DropIns};
+use crate::usertools::dropin::{self, DropIns, Source};
 use crate::usertools::is_identifier;
 use crate::usertools::load;
 use crate::usertools::markdown::Language;
@@ -109,10 +109,15 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
 
     let mut untrusted: Vec<String> = mcp.untrusted().to_vec();
     let dirs = sources.workspace.map(|workspace| load::tool_dirs(sources.user_config, workspace)).unwrap_or_default();
+    // The project's tools count only when every file in their folder is trusted, helpers too
+    // (a tool may import or read one), and the folder is the workspace's own, not a link to one
+    // the program could write.
+    let blocked = sources.workspace.map(|ws| project_tools_blocked(ws, sources.trust)).unwrap_or_default();
     let trusted = |path: &Path, content: &[u8]| match sources.workspace.and_then(|ws| project_item(ws, path)) {
-        Some(rel) => sources.trust.trusts(&rel, content),
+        Some(rel) => blocked.is_empty() && sources.trust.trusts(&rel, content),
         None => true,
     };
+    untrusted.extend(blocked.iter().cloned());
     let markdown = load::load(&dirs, &trusted);
     building.warnings.extend(markdown.warnings);
     untrusted
@@ -131,10 +136,10 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
 
     let mut offered = Vec::new();
     if let Some(workspace) = sources.workspace {
-        let files = trusted_dropins(workspace, &dirs, &trusted, &mut untrusted, &mut building.warnings);
-        for dropin in dropins_of(workspace, files, discovery, &mut building.warnings) {
+        let sources_read = trusted_dropins(workspace, &dirs, &trusted, &mut untrusted, &mut building.warnings);
+        for dropin in dropins_of(workspace, &sources_read, discovery, &mut building.warnings) {
             if building.name_is_free(&dropin.name, &dropin.path) && is_identifier(&dropin.name) {
-                offered.push(dropin.path.clone());
+                offered.extend(sources_read.iter().find(|source| source.path == dropin.path).cloned());
                 building.offer(Tool::DropIn(Arc::new(dropin)));
             }
         }
@@ -159,6 +164,28 @@ pub(crate) fn project_item(workspace: &Path, path: &Path) -> Option<String> {
     rel.starts_with(".codeact").then(|| rel.to_string_lossy().replace('\\', "/"))
 }
 
+/// Why the project's tools may not be used, whatever their own trust: a support file the user
+/// does not trust, or a `.codeact` or `.codeact/tools` that is a symbolic link.
+fn project_tools_blocked(workspace: &Path, trust: &Approved) -> Vec<String> {
+    let codeact = workspace.join(".codeact");
+    let tools = codeact.join("tools");
+    for dir in [&codeact, &tools] {
+        if std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            let rel = project_item(workspace, dir).unwrap_or_default();
+            return vec![format!("{rel} (a symbolic link: make it a real directory)")];
+        }
+    }
+    load::support_files(&tools)
+        .into_iter()
+        .filter(|path| {
+            let content = bounded::read(path, bounded::MAX_FILE_BYTES).ok().flatten();
+            let rel = project_item(workspace, path).unwrap_or_default();
+            !content.is_some_and(|content| trust.trusts(&rel, &content))
+        })
+        .filter_map(|path| project_item(workspace, &path))
+        .collect()
+}
+
 /// The drop-in files in `dirs` that `trusted` accepts; the project's others are named in
 /// `untrusted`.
 fn trusted_dropins(
@@ -167,11 +194,13 @@ fn trusted_dropins(
     trusted: &dyn Fn(&Path, &[u8]) -> bool,
     untrusted: &mut Vec<String>,
     warnings: &mut Vec<String>,
-) -> Vec<PathBuf> {
+) -> Vec<Source> {
     let mut kept = Vec::new();
     for path in dropin::files(dirs) {
         match bounded::read(&path, bounded::MAX_FILE_BYTES) {
-            Ok(Some(content)) if trusted(&path, &content) => kept.push(path),
+            Ok(Some(content)) if trusted(&path, &content) => {
+                kept.push(Source { text: String::from_utf8_lossy(&content).into_owned(), path });
+            }
             Ok(Some(_)) => untrusted.extend(project_item(workspace, &path)),
             Ok(None) => {}
             Err(err) => warnings.push(format!("Python tool `{}` left out: {err}", path.display())),
@@ -218,23 +247,23 @@ fn defined_twice(name: &str, path: &Path) -> String {
 
 /// The drop-ins in `dirs`, the first of two with one name winning: by file name, or as a worker
 /// describes them (those that fail to load are left out with a warning).
-fn dropins_of(workspace: &Path, found: Vec<PathBuf>, discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
+fn dropins_of(workspace: &Path, found: &[Source], discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
     let by_name = |path: &Path| DropIn {
         name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
         description: String::new(),
         path: path.to_path_buf(),
         parameters: None,
     };
-    let mut files: Vec<PathBuf> = Vec::new();
-    for path in found {
-        if files.iter().any(|kept| kept.file_stem() == path.file_stem()) {
-            warnings.push(defined_twice(&by_name(&path).name, &path));
+    let mut files: Vec<Source> = Vec::new();
+    for source in found {
+        if files.iter().any(|kept| kept.path.file_stem() == source.path.file_stem()) {
+            warnings.push(defined_twice(&by_name(&source.path).name, &source.path));
         } else {
-            files.push(path);
+            files.push(source.clone());
         }
     }
     let within = match discovery {
-        Discovery::Lazy => return files.iter().map(|path| by_name(path)).collect(),
+        Discovery::Lazy => return files.iter().map(|source| by_name(&source.path)).collect(),
         Discovery::Static => return Vec::new(),
         Discovery::Probe(within) => within,
     };
@@ -255,8 +284,8 @@ fn dropins_of(workspace: &Path, found: Vec<PathBuf>, discovery: Discovery, warni
                 warnings.push(format!("Python tool `{}` left out: {error}", tool.name));
                 return None;
             }
-            let path = files.iter().find(|p| p.file_stem().is_some_and(|s| *s == *tool.name))?;
-            Some(DropIn { description: tool.description, parameters: tool.parameters, ..by_name(path) })
+            let source = files.iter().find(|f| f.path.file_stem().is_some_and(|s| *s == *tool.name))?;
+            Some(DropIn { description: tool.description, parameters: tool.parameters, ..by_name(&source.path) })
         })
         .collect()
 }

@@ -31,7 +31,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
             let prefix = if problem.severity == Severity::Warning { "warning: " } else { "" };
             let _ = writeln!(text, "{}:{}: {prefix}{}", problem.path.display(), problem.line, problem.message);
         }
-        output::data(text.as_bytes())?;
+        output::text(&text)?;
         let files = targets.len();
         output::diagnostic(&format!(
             "{errors} error(s), {} warning(s) in {files} location(s) checked",

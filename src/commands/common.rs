@@ -30,6 +30,7 @@ pub(crate) fn run_config(args: &RunArgs) -> Result<Config> {
         max_memory: args.max_memory,
         max_output: args.max_output,
         max_tool_calls: args.max_tool_calls,
+        skip_unusable_project: false,
     })
 }
 

@@ -27,6 +27,6 @@ pub(crate) fn run(args: &JsonArgs) -> Result<u8> {
         let mark = if status.available { "yes" } else { "no" };
         let _ = writeln!(text, "  {:<11} {mark:<4} {}", status.backend.name(), status.reason);
     }
-    output::data(text.as_bytes())?;
+    output::text(&text)?;
     Ok(exit::SUCCESS)
 }

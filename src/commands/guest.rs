@@ -87,6 +87,6 @@ fn status(args: &JsonArgs) -> Result<u8> {
             "not compiled into this build".to_owned()
         }
     );
-    output::data(text.as_bytes())?;
+    output::text(&text)?;
     Ok(exit::SUCCESS)
 }

@@ -152,7 +152,13 @@ fn project_dir(cwd: Option<&str>) -> PathBuf {
 
 fn load_config(cwd: Option<&str>) -> Result<Config> {
     let workspace = project_dir(cwd);
-    Config::load(&Overrides { workspace: Some(workspace), ..Overrides::default() })
+    let config =
+        Config::load(&Overrides { workspace: Some(workspace), skip_unusable_project: true, ..Overrides::default() })?;
+    // A repository's broken config must not switch off the user's mode: it is left out.
+    if let Some(why) = &config.unusable_project {
+        output::diagnostic(&format!("codeact hook: left out the project's config: {why}"));
+    }
+    Ok(config)
 }
 
 /// The files a shell call may run and still count as codeact, by canonical path; each is

@@ -64,7 +64,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
     for (target, dir, text, unchanged) in plan {
         let path = target.path.display();
         if args.dry_run {
-            output::data(format!("==> {path} <==\n{text}\n").as_bytes())?;
+            output::text(&format!("==> {path} <==\n{text}\n"))?;
         } else if unchanged {
             output::diagnostic(&format!("unchanged {path}"));
         } else {

@@ -17,6 +17,6 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = common::current_binary();
     let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
-    output::data(text.as_bytes())?;
+    output::text(&text)?;
     Ok(exit::SUCCESS)
 }

@@ -19,7 +19,7 @@ pub(crate) fn run(args: &PreflightArgs) -> Result<u8> {
     if args.json {
         output::json(&json!({"backend": choice.name(), "ok": ok, "checks": checks}))?;
     } else {
-        output::data(report(choice.name(), &checks).as_bytes())?;
+        output::text(&report(choice.name(), &checks))?;
     }
     Ok(if ok { exit::SUCCESS } else { exit::BACKEND_UNAVAILABLE })
 }

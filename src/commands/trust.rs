@@ -49,7 +49,7 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
         } else {
             format!("nothing was trusted in {}\n", workspace.display())
         };
-        output::data(text.as_bytes())?;
+        output::text(&text)?;
         return Ok(exit::SUCCESS);
     }
     let items = items(&config);
@@ -62,7 +62,7 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
              .codeact/config.json keys that loosen your settings\n",
             workspace.display()
         );
-        output::data(text.as_bytes())?;
+        output::text(&text)?;
         return Ok(exit::SUCCESS);
     }
     let mut approved = Approved::default();
@@ -80,7 +80,7 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
         "codeact uses these until one of the files changes; `codeact trust --status` compares, \
          `codeact trust --revoke` forgets them."
     );
-    output::data(text.as_bytes())?;
+    output::text(&text)?;
     Ok(exit::SUCCESS)
 }
 
@@ -103,7 +103,7 @@ fn status(workspace: &Path, items: &[Item], approved: &Approved, as_json: bool) 
     if items.iter().any(|item| item.standing != Standing::Trusted) {
         text.push_str("codeact ignores what is not trusted; `codeact trust` shows it and approves it.\n");
     }
-    output::data(text.as_bytes())?;
+    output::text(&text)?;
     Ok(exit::SUCCESS)
 }
 
@@ -149,6 +149,11 @@ fn items(config: &Config) -> Vec<Item> {
         let Some(content) = read(&path) else { continue };
         let what = tool_kind(&path, &content);
         push(rel, what, Vec::new(), content);
+    }
+    for path in load::support_files(&tools) {
+        let Some(rel) = project_item(workspace, &path) else { continue };
+        let Some(content) = read(&path) else { continue };
+        push(rel, "a file the tools may import or read".to_owned(), Vec::new(), content);
     }
     if let Some(project) = &config.project {
         let details = loosening_values(&project.content, &project.loosening);

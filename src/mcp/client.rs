@@ -4,13 +4,12 @@
 //! allow-listed environment plus its own `env`; its stderr is kept in a bounded buffer, never
 //! mixed into the program's output, and quoted when the server fails.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -21,7 +20,7 @@ use tokio::io::AsyncReadExt;
 
 use super::config::{BadEntry, Loaded, Server, Transport};
 use crate::env;
-use crate::tools::network::{self, NetworkPolicy};
+use crate::tools::network::NetworkPolicy;
 use crate::tools::{ErrorKind, ToolError};
 use crate::trust::Approved;
 
@@ -322,6 +321,9 @@ async fn open(
                     cmd.env(name, value);
                 }
             }
+            // A server runs in the workspace, where the program can write: a `python3 -m` server
+            // must not import a module the program planted there (its own `env` may say otherwise).
+            cmd.env("PYTHONSAFEPATH", "1");
             cmd.envs(env);
             let (transport, child_stderr) = TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())
@@ -347,59 +349,14 @@ async fn open(
             ().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
         }
         Transport::Http { url, headers } => {
-            let config =
-                StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(header_map(headers)?);
+            let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
+                .custom_headers(super::http::header_map(headers)?);
             let shown = &server.shown;
-            let client = http_client(url, server.from_workspace.then_some(network)).await?;
+            let client = super::http::client(url, server.from_workspace.then_some(network)).await?;
             let transport = StreamableHttpClientTransport::with_client(client, config);
             ().serve(transport).await.map_err(|e| format!("the MCP handshake with {shown} failed: {e}"))
         }
     }
-}
-
-/// The HTTP client for a server at `url`. With a `policy` (a workspace's server), the host must
-/// resolve only to addresses the policy allows, and the connection goes to the address checked,
-/// so DNS cannot change it afterwards; redirects are not followed.
-async fn http_client(url: &str, policy: Option<&NetworkPolicy>) -> Result<reqwest::Client, String> {
-    let builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy();
-    let Some(policy) = policy else {
-        return builder.build().map_err(|e| format!("could not build an HTTP client: {e}"));
-    };
-    let parsed = reqwest::Url::parse(url).map_err(|_| "the URL is not valid".to_owned())?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("only http and https URLs are allowed, not {}:", parsed.scheme()));
-    }
-    let host = parsed.host_str().ok_or("the URL has no host")?.to_owned();
-    let port = parsed.port_or_known_default().unwrap_or(80);
-    let addresses: Vec<std::net::SocketAddr> = match parsed.host() {
-        Some(url::Host::Ipv4(ip)) => vec![(ip, port).into()],
-        Some(url::Host::Ipv6(ip)) => vec![(ip, port).into()],
-        _ => tokio::net::lookup_host((host.as_str(), port))
-            .await
-            .map_err(|e| format!("cannot resolve {host}: {e}"))?
-            .collect(),
-    };
-    let first = *addresses.first().ok_or_else(|| format!("{host} has no address"))?;
-    for address in &addresses {
-        network::check(policy, &host, address.ip())
-            .map_err(|err| err.message.trim_start_matches("web_fetch() ").to_owned())?;
-    }
-    let builder =
-        if matches!(parsed.host(), Some(url::Host::Domain(_))) { builder.resolve(&host, first) } else { builder };
-    builder.build().map_err(|e| format!("could not build an HTTP client: {e}"))
-}
-
-fn header_map(headers: &BTreeMap<String, String>) -> Result<HashMap<HeaderName, HeaderValue>, String> {
-    headers
-        .iter()
-        .map(|(name, value)| {
-            let name = HeaderName::try_from(name.as_str()).map_err(|_| format!("invalid header name `{name}`"))?;
-            // The value may be a secret: never echo it.
-            let value =
-                HeaderValue::try_from(value.as_str()).map_err(|_| format!("invalid value for header `{name}`"))?;
-            Ok((name, value))
-        })
-        .collect()
 }
 
 /// The text parts of a tool result, joined; other content is named by its type.

@@ -3,5 +3,6 @@
 
 pub(crate) mod client;
 pub(crate) mod config;
+mod http;
 
 pub(crate) use client::{Mcp, function_name};

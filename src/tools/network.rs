@@ -15,8 +15,9 @@ pub(crate) struct NetworkPolicy {
     pub(crate) allowed_hosts: Vec<String>,
 }
 
-/// Refuses an address the policy does not allow, saying which setting would allow it.
-pub(crate) fn check(policy: &NetworkPolicy, host: &str, ip: IpAddr) -> Result<(), ToolError> {
+/// Refuses an address the policy does not allow, for the tool `who`, saying which setting would
+/// allow it.
+pub(crate) fn check(policy: &NetworkPolicy, who: &str, host: &str, ip: IpAddr) -> Result<(), ToolError> {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     if policy.allowed_hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(host) || *allowed == ip.to_string()) {
         return Ok(());
@@ -31,7 +32,7 @@ pub(crate) fn check(policy: &NetworkPolicy, host: &str, ip: IpAddr) -> Result<()
         "network.allow_private or network.allowed_hosts"
     };
     Err(ToolError::permission(format!(
-        "web_fetch() refused {host}: it resolves to {ip}, a {kind} address (allow it with {setting} in config.json)"
+        "{who} refused {host}: it resolves to {ip}, a {kind} address (allow it with {setting} in your config.json)"
     )))
 }
 
@@ -112,12 +113,12 @@ mod tests {
         let loopback: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
         let metadata: IpAddr = IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254));
         let strict = NetworkPolicy::default();
-        assert!(check(&strict, "localhost", loopback).is_err());
+        assert!(check(&strict, "t", "localhost", loopback).is_err());
         let private = NetworkPolicy { allow_private: true, allowed_hosts: Vec::new() };
-        assert!(check(&private, "localhost", loopback).is_ok());
-        assert!(check(&private, "metadata", metadata).is_err());
+        assert!(check(&private, "t", "localhost", loopback).is_ok());
+        assert!(check(&private, "t", "metadata", metadata).is_err());
         let listed = NetworkPolicy { allow_private: false, allowed_hosts: vec!["127.0.0.1".into()] };
-        assert!(check(&listed, "127.0.0.1", loopback).is_ok());
-        assert!(check(&listed, "10.0.0.1", "10.0.0.1".parse().unwrap()).is_err());
+        assert!(check(&listed, "t", "127.0.0.1", loopback).is_ok());
+        assert!(check(&listed, "t", "10.0.0.1", "10.0.0.1".parse().unwrap()).is_err());
     }
 }

@@ -38,17 +38,27 @@ const RULES: &[Rule] = &[
     },
     Rule { shown: ".github/hooks/**", names: &[".github", "hooks"], why: "Copilot runs the hooks there" },
     Rule {
-        shown: ".github/instructions/codeact.instructions.md",
-        names: &[".github", "instructions", "codeact.instructions.md"],
+        shown: ".github/instructions/**",
+        names: &[".github", "instructions"],
+        why: "Copilot reads them as instructions in every session",
+    },
+    Rule { shown: ".github/agents/**", names: &[".github", "agents"], why: "Copilot loads them as agents" },
+    Rule { shown: ".github/prompts/**", names: &[".github", "prompts"], why: "Copilot offers them as prompts" },
+    Rule {
+        shown: ".github/copilot-instructions.md",
+        names: &[".github", "copilot-instructions.md"],
         why: "Copilot reads it as instructions in every session",
     },
-    Rule {
-        shown: ".github/agents/codeact.agent.md",
-        names: &[".github", "agents", "codeact.agent.md"],
-        why: "Copilot loads it as an agent",
-    },
+    Rule { shown: "AGENTS.md", names: &["agents.md"], why: "coding agents read it as instructions" },
+    Rule { shown: "CLAUDE.md", names: &["claude.md"], why: "Claude Code reads it as instructions" },
     Rule { shown: ".claude/**", names: &[".claude"], why: "Claude Code runs the hooks and loads the settings there" },
     Rule { shown: ".envrc", names: &[".envrc"], why: "direnv runs it in the shell" },
+    Rule { shown: ".husky/**", names: &[".husky"], why: "git runs the hooks there on commit" },
+    Rule {
+        shown: ".pre-commit-config.yaml",
+        names: &[".pre-commit-config.yaml"],
+        why: "pre-commit runs the commands it names on commit",
+    },
 ];
 
 /// A directory of the user's, protected with everything in it while it lies in the workspace.
@@ -58,6 +68,8 @@ struct OwnDir {
     shown: String,
     /// Its folded names below the workspace root; none when the workspace lies inside it.
     names: Vec<String>,
+    /// Only the dot-files and dot-directories directly in it (the home directory).
+    dot_entries: bool,
     why: &'static str,
 }
 
@@ -75,13 +87,17 @@ pub(crate) struct Hit {
 }
 
 impl Protected {
-    /// The rules for the workspace at `root` (canonical): the named ones, plus codeact's user
-    /// config and state directories and Copilot's home (`$COPILOT_HOME`) when they lie in it.
+    /// The rules for the workspace at `root` (canonical): the named ones, plus codeact's own
+    /// directories and Copilot's home (`$COPILOT_HOME`) when they lie in it, and the dot-files of
+    /// the home directory (shell profiles, git's and ssh's config) when it does.
     #[must_use]
     pub(crate) fn for_root(root: &Path) -> Self {
         let own = [
             (crate::dirs::config(), "the user config dir", "codeact loads the user's config and tools from there"),
             (crate::dirs::state(), "codeact's state dir", "codeact records the workspaces the user trusts there"),
+            (crate::dirs::cache(), "codeact's cache dir", "codeact runs the compiled guest it caches there"),
+            (crate::dirs::data(), "codeact's data dir", "codeact keeps what it installs there"),
+            (crate::dirs::runtime(), "codeact's runtime dir", "the hooks keep their state there"),
             (
                 crate::copilot::copilot_home(),
                 "Copilot's home ($COPILOT_HOME)",
@@ -91,27 +107,36 @@ impl Protected {
         let mut protected = Self::default();
         for (dir, what, why) in own {
             if let Some(dir) = dir {
-                protected.add_own(root, &dir, what, why);
+                protected.add_own(root, &dir, what, why, false);
             }
+        }
+        if let Some(home) = crate::env::var(crate::env::HOME) {
+            let why = "shells, git, ssh and other programs run or trust what is there";
+            protected.add_own(root, Path::new(&home), "the home directory's dot-files", why, true);
         }
         protected
     }
 
     /// Protects `dir` (as given, and where it really is) when it lies in `root`, or `root`
     /// lies in it.
-    fn add_own(&mut self, root: &Path, dir: &Path, what: &str, why: &'static str) {
+    fn add_own(&mut self, root: &Path, dir: &Path, what: &str, why: &'static str, dot_entries: bool) {
         let Ok(given) = std::path::absolute(dir) else { return };
         let root_names = folded(root);
         for candidate in [lexical(&given), real(&given)] {
             let names = folded(&candidate);
             let inside = if names.starts_with(&root_names) {
                 names[root_names.len()..].to_vec()
-            } else if root_names.starts_with(&names) {
+            } else if root_names.starts_with(&names) && !dot_entries {
                 Vec::new()
             } else {
                 continue;
             };
-            let rule = OwnDir { shown: format!("{}/** ({what})", dir.display()), names: inside, why };
+            let shown = if dot_entries {
+                format!("{}/.* ({what})", dir.display())
+            } else {
+                format!("{}/** ({what})", dir.display())
+            };
+            let rule = OwnDir { shown, names: inside, dot_entries, why };
             if !self.own.contains(&rule) {
                 self.own.push(rule);
             }
@@ -129,7 +154,10 @@ impl Protected {
         }
         self.own
             .iter()
-            .find(|dir| names.starts_with(&dir.names))
+            .find(|dir| {
+                names.starts_with(&dir.names)
+                    && (!dir.dot_entries || names.get(dir.names.len()).is_some_and(|name| name.starts_with('.')))
+            })
             .map(|dir| Hit { rule: format!("`{}`", dir.shown), why: dir.why })
     }
 }
@@ -204,8 +232,13 @@ mod tests {
             (".vscode/mcp.json", "`.vscode/**`"),
             (".github/copilot/mcp.json", "`.github/copilot/**`"),
             (".github/hooks/hooks.json", "`.github/hooks/**`"),
-            (".github/instructions/codeact.instructions.md", "`.github/instructions/codeact.instructions.md`"),
-            (".github/agents/codeact.agent.md", "`.github/agents/codeact.agent.md`"),
+            (".github/instructions/codeact.instructions.md", "`.github/instructions/**`"),
+            (".github/instructions/other.instructions.md", "`.github/instructions/**`"),
+            (".github/agents/codeact.agent.md", "`.github/agents/**`"),
+            (".github/copilot-instructions.md", "`.github/copilot-instructions.md`"),
+            ("AGENTS.md", "`AGENTS.md`"),
+            (".husky/pre-commit", "`.husky/**`"),
+            (".pre-commit-config.yaml", "`.pre-commit-config.yaml`"),
             (".claude/settings.json", "`.claude/**`"),
             (".envrc", "`.envrc`"),
             ("sub/.envrc", "`.envrc`"),
@@ -217,15 +250,8 @@ mod tests {
     #[test]
     fn ordinary_paths_and_near_misses_are_writable() {
         let protected = Protected::default();
-        for path in [
-            ".gitignore",
-            ".github/workflows/ci.yml",
-            ".github/instructions/other.instructions.md",
-            "src/git/config",
-            "copilot/x",
-            ".envrc.example",
-            "a.py",
-        ] {
+        for path in [".gitignore", ".github/workflows/ci.yml", "src/git/config", "copilot/x", ".envrc.example", "a.py"]
+        {
             assert_eq!(rule(&protected, path), None, "{path}");
         }
     }
@@ -235,7 +261,7 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let root = temp.path().canonicalize().unwrap();
         let mut protected = Protected::default();
-        protected.add_own(&root, &root.join("home/.config/codeact"), "the user config dir", "why");
+        protected.add_own(&root, &root.join("home/.config/codeact"), "the user config dir", "why", false);
         assert_eq!(
             rule(&protected, "home/.config/codeact/tools/x.py"),
             Some(format!("`{}/** (the user config dir)`", root.join("home/.config/codeact").display()))
@@ -243,10 +269,10 @@ mod tests {
         assert!(rule(&protected, "HOME/.Config/codeact/config.json").is_some());
         assert_eq!(rule(&protected, "home/.config/other"), None);
         let mut around = Protected::default();
-        around.add_own(&root.join("ws"), &root, "Copilot's home ($COPILOT_HOME)", "why");
+        around.add_own(&root.join("ws"), &root, "Copilot's home ($COPILOT_HOME)", "why", false);
         assert!(rule(&around, "anything.txt").is_some());
         let mut elsewhere = Protected::default();
-        elsewhere.add_own(&root.join("ws"), &root.join("other"), "the user config dir", "why");
+        elsewhere.add_own(&root.join("ws"), &root.join("other"), "the user config dir", "why", false);
         assert_eq!(rule(&elsewhere, "other/x"), None);
     }
 }

@@ -169,6 +169,9 @@ fn authorized(opened: rusqlite::Result<Connection>, shown: &str, max_memory: usi
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true).map_err(failed)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false).map_err(failed)?;
     memory::limit(&conn, max_memory);
+    // Temporary tables and indices stay in memory, under the heap limit, rather than in files in
+    // the system's temporary directory; the program cannot change that.
+    conn.pragma_update(None, "temp_store", "MEMORY").map_err(failed)?;
     conn.authorizer(Some(|context: AuthContext<'_>| match context.action {
         AuthAction::Attach { .. } | AuthAction::Detach { .. } => Authorization::Deny,
         AuthAction::Pragma { pragma_name, .. } if names_a_directory(pragma_name) => Authorization::Deny,
@@ -178,9 +181,10 @@ fn authorized(opened: rusqlite::Result<Connection>, shown: &str, max_memory: usi
 }
 
 /// The pragmas that point `SQLite` at a directory of the program's choice, where it would
-/// create its temporary files (or, on Windows, its databases).
+/// create its temporary files (or, on Windows, its databases), and the one that would move its
+/// temporary data out of memory into files.
 fn names_a_directory(pragma: &str) -> bool {
-    ["temp_store_directory", "data_store_directory"].iter().any(|name| pragma.eq_ignore_ascii_case(name))
+    ["temp_store_directory", "data_store_directory", "temp_store"].iter().any(|name| pragma.eq_ignore_ascii_case(name))
 }
 
 /// Runs `query`: one statement (rows, or rows affected), or a script of several statements

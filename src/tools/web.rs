@@ -221,7 +221,7 @@ impl Request {
             .first()
             .ok_or_else(|| ToolError::new(ErrorKind::Os, format!("web_fetch() {host} has no address")))?;
         for address in &addresses {
-            check(&self.policy, host, address.ip())?;
+            check(&self.policy, "web_fetch()", host, address.ip())?;
         }
         Ok(first)
     }

@@ -29,8 +29,10 @@ use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt, Permissions};
 use super::error::{ErrorKind, ToolError};
 use super::protected::Protected;
 
+mod confined;
 mod walk_dir;
 
+pub(crate) use confined::Confined;
 pub(crate) use walk_dir::{Listed, WalkDir};
 
 /// The directory tools may touch.
@@ -41,54 +43,6 @@ pub(crate) struct Workspace {
     dir: Dir,
     /// What no tool writes here.
     protected: Protected,
-}
-
-/// A path inside the workspace, relative to its root and normalised (no `.`, no `..`, `.` for
-/// the root itself). Only [`Workspace::confine`] and the methods below make one.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct Confined(PathBuf);
-
-impl Confined {
-    fn root() -> Self {
-        Self(PathBuf::from("."))
-    }
-
-    /// `rel`, known to be normalised and inside.
-    fn from_normal(rel: PathBuf) -> Self {
-        if rel.as_os_str().is_empty() { Self::root() } else { Self(rel) }
-    }
-
-    #[must_use]
-    pub(crate) fn as_path(&self) -> &Path {
-        &self.0
-    }
-
-    /// The path as programs see it: `/`-separated, no leading `./`.
-    #[must_use]
-    pub(crate) fn shown(&self) -> String {
-        display(&self.0)
-    }
-
-    /// The directory this path is in (the root for a top-level name).
-    #[must_use]
-    pub(crate) fn parent(&self) -> Self {
-        self.0.parent().map_or_else(Self::root, |parent| Self::from_normal(parent.to_path_buf()))
-    }
-
-    /// `below` inside this path, when `below` has only plain names (as a walker reports them).
-    #[must_use]
-    pub(crate) fn join(&self, below: &Path) -> Option<Self> {
-        let plain = below.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-        let base = if self.0 == Path::new(".") { PathBuf::new() } else { self.0.clone() };
-        let joined = base.join(below);
-        plain.then(|| Self::from_normal(joined.components().filter(|c| *c != Component::CurDir).collect()))
-    }
-
-    /// The part of this path below `base`, if it is below it.
-    #[must_use]
-    pub(crate) fn below(&self, base: &Self) -> Option<&Path> {
-        if base.0 == Path::new(".") { Some(&self.0) } else { self.0.strip_prefix(&base.0).ok() }
-    }
 }
 
 /// A path opened by [`Workspace::open_entry`].
@@ -187,7 +141,7 @@ impl Workspace {
     /// missing directories would follow it — and the last name as it is (a new file replaces
     /// nothing, so a symlink there is never followed).
     pub(crate) fn real_location(&self, rel: &Confined) -> Result<Confined, ToolError> {
-        let Some(name) = rel.0.file_name() else { return Ok(Confined::root()) };
+        let Some(name) = rel.as_path().file_name() else { return Ok(Confined::root()) };
         let parent = self.resolve_names(&rel.parent(), rel)?;
         parent.join(Path::new(name)).ok_or_else(|| outside(&rel.shown()))
     }
@@ -198,7 +152,7 @@ impl Workspace {
     fn resolve_names(&self, rel: &Confined, shown: &Confined) -> Result<Confined, ToolError> {
         /// Symlinks followed before giving up, as the kernel does (`ELOOP`).
         const MAX_LINKS: usize = 40;
-        let mut todo: Vec<OsString> = rel.0.iter().rev().map(OsStr::to_os_string).collect();
+        let mut todo: Vec<OsString> = rel.as_path().iter().rev().map(OsStr::to_os_string).collect();
         let mut done = PathBuf::new();
         let mut links = 0;
         while let Some(name) = todo.pop() {
@@ -370,13 +324,6 @@ impl Workspace {
         }
         Ok(temp)
     }
-}
-
-/// A workspace-relative path as programs see it: `/`-separated, no leading `./`.
-fn display(rel: &Path) -> String {
-    let text = rel.to_string_lossy();
-    let text = text.strip_prefix("./").unwrap_or(&text);
-    if text.is_empty() { ".".to_owned() } else { text.replace('\\', "/") }
 }
 
 fn classify(meta: &cap_std::fs::Metadata) -> Entry {

@@ -1,23 +1,25 @@
 # codeact's worker for Python drop-ins (`tools/*.py`): one process per run serves every call,
 # one JSON request per line on stdin, one JSON answer per line on the protocol pipe.
 # The tools' own prints go to stderr, so they can never corrupt an answer.
-import importlib.util
 import json
 import os
 import sys
 import traceback
+import types
 
 protocol = os.fdopen(os.dup(1), "w", buffering=1)
 os.dup2(2, 1)
 sys.stdout = sys.stderr
 
+# The first line names each drop-in and gives the source codeact read (and the user trusted):
+# that text is what runs, never whatever the file holds by now, nor a cached `.pyc` beside it.
 tools = {}
-for path in sys.argv[1:]:
+for path, source in json.loads(sys.stdin.readline())["load"]:
     name = os.path.splitext(os.path.basename(path))[0]
     try:
-        spec = importlib.util.spec_from_file_location("codeact_tool_" + name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = types.ModuleType("codeact_tool_" + name)
+        module.__file__ = path
+        exec(compile(source, path, "exec"), module.__dict__)
         meta = getattr(module, "TOOL", None) or {}
         function = getattr(module, meta.get("function", "run"))
         doc = (module.__doc__ or "").strip().split("\n")[0]

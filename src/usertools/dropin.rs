@@ -6,7 +6,10 @@
 //! imports: it runs isolated (`python3 -I`: neither the working directory nor the script's is
 //! on `sys.path`, no `PYTHON*` variable is read, no user site), in the root directory rather
 //! than the workspace, with the allow-listed environment MCP servers get plus
-//! `CODEACT_WORKSPACE`, the workspace's path, for tools that work on its files.
+//! `CODEACT_WORKSPACE`, the workspace's path, for tools that work on its files. Each drop-in
+//! runs from the source codeact read and the user trusted (never the file as it is by then),
+//! and the worker writes no `.pyc` files (`-B`), which would change the folder the user
+//! trusted.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -46,10 +49,18 @@ pub(crate) fn files(dirs: &[PathBuf]) -> Vec<PathBuf> {
     files
 }
 
-/// The run's drop-ins: their files and, once a call needs it, the one worker serving them.
+/// A drop-in as it was read: its file, and the source that runs (what the user trusted, not
+/// whatever the file holds by the time the worker starts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Source {
+    pub(crate) path: PathBuf,
+    pub(crate) text: String,
+}
+
+/// The run's drop-ins: their sources and, once a call needs it, the one worker serving them.
 #[derive(Debug, Default)]
 pub(crate) struct DropIns {
-    files: Vec<PathBuf>,
+    files: Vec<Source>,
     /// The workspace, which the worker is told of.
     workspace: PathBuf,
     worker: Option<Worker>,
@@ -68,7 +79,7 @@ pub(crate) struct Described {
 
 impl DropIns {
     #[must_use]
-    pub(crate) fn new(files: Vec<PathBuf>, workspace: &Path) -> Self {
+    pub(crate) fn new(files: Vec<Source>, workspace: &Path) -> Self {
         Self { files, workspace: workspace.to_path_buf(), worker: None }
     }
 
@@ -87,11 +98,7 @@ impl DropIns {
     }
 
     /// Each drop-in's name and description, from a worker started for the purpose.
-    pub(crate) fn describe(
-        files: &[PathBuf],
-        workspace: &Path,
-        timeout: Duration,
-    ) -> Result<Vec<Described>, ToolError> {
+    pub(crate) fn describe(files: &[Source], workspace: &Path, timeout: Duration) -> Result<Vec<Described>, ToolError> {
         let answer = Worker::start(files, workspace)?.ask(&json!({"describe": true}), timeout)?;
         let listed = answer["ok"].as_array().cloned().unwrap_or_default();
         Ok(listed
@@ -126,9 +133,9 @@ impl std::fmt::Debug for Worker {
 
 impl Worker {
     /// Starts `python3`, isolated, on the drop-ins.
-    fn start(files: &[PathBuf], workspace: &Path) -> Result<Self, ToolError> {
+    fn start(files: &[Source], workspace: &Path) -> Result<Self, ToolError> {
         let mut command = Command::new("python3");
-        command.args(["-I", "-u", "-c", WORKER]).args(files).current_dir("/").env_clear();
+        command.args(["-I", "-B", "-u", "-c", WORKER]).current_dir("/").env_clear();
         for name in env::INHERITED {
             if let Some(value) = std::env::var_os(name) {
                 command.env(name, value);
@@ -141,7 +148,10 @@ impl Worker {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| ToolError::new(ErrorKind::Os, format!("could not start python3 for the Python tools: {e}")))?;
-        let stdin = child.stdin.take().ok_or_else(|| ToolError::runtime("the Python worker has no stdin"))?;
+        let mut stdin = child.stdin.take().ok_or_else(|| ToolError::runtime("the Python worker has no stdin"))?;
+        let load: Vec<(&Path, &str)> = files.iter().map(|file| (file.path.as_path(), file.text.as_str())).collect();
+        writeln!(stdin, "{}", json!({"load": load}))
+            .map_err(|e| ToolError::runtime(format!("the Python worker stopped: {e}")))?;
         let stdout = child.stdout.take().ok_or_else(|| ToolError::runtime("the Python worker has no stdout"))?;
         let (tx, answers) = mpsc::channel();
         std::thread::spawn(move || {

@@ -106,6 +106,32 @@ pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The files in `dir` and below that are not tool files — helpers a tool imports or reads,
+/// caches, data — which the tools' trust covers too. Symlinked folders are not followed.
+#[must_use]
+pub(crate) fn support_files(dir: &Path) -> Vec<PathBuf> {
+    let tools: Vec<PathBuf> =
+        markdown_files(dir).into_iter().chain(super::dropin::files(&[dir.to_path_buf()])).collect();
+    let mut all = Vec::new();
+    every_file(dir, 0, &mut all);
+    all.retain(|path| !tools.contains(path));
+    all
+}
+
+fn every_file(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<(PathBuf, bool)> =
+        entries.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
+    entries.sort();
+    for (path, is_dir) in entries {
+        if !is_dir {
+            out.push(path);
+        } else if depth < MAX_DEPTH {
+            every_file(&path, depth + 1, out);
+        }
+    }
+}
+
 fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut entries: Vec<(PathBuf, bool)> =

@@ -245,10 +245,13 @@ fn devices_and_loops_in_a_repository_neither_hang_nor_exhaust_codeact() {
     let view = |env: &TestEnv| {
         json!({"sessionId": "s1", "cwd": env.workspace(), "toolName": "view", "toolArgs": {"path": "a"}}).to_string()
     };
-    // The project config is /dev/zero: every hook call fails open at once; `run` says why.
+    // The project config is /dev/zero: the hook leaves it out at once, and the user's mode holds;
+    // `run` says why it cannot start.
     let env = TestEnv::new().symlink("/dev/zero", ".codeact/config.json").env("CODEACT_MODE", "exclusive");
     let out = guarded(&env, &["hook", "pre-tool-use"], &view(&env));
-    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("{\"permissionDecision\":\"deny\""), "{}", out.stdout);
+    assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
     let out = guarded(&env, &["run", "--code", "print(1)"], "");
     assert_eq!(out.code, 4, "{}", out.stderr);
     assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
@@ -264,4 +267,22 @@ fn devices_and_loops_in_a_repository_neither_hang_nor_exhaust_codeact() {
     for args in [&["run", "--code", "print(1)"][..], &["discover"], &["check"]] {
         guarded(&env, args, "");
     }
+}
+
+/// The user's own shell tool runs `python3 -c` in the workspace: a `json.py` the program wrote
+/// there is not imported (`PYTHONSAFEPATH`).
+#[test]
+fn a_module_the_program_writes_is_not_imported_by_the_users_host_tools() {
+    let env = env();
+    let tool = env.user_config_dir().join("tools/pyjson.md");
+    std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+    std::fs::write(
+        &tool,
+        "---\ntype: custom\nname: pyjson\ndescription: Uses Python.\n---\n## Code\n```sh\npython3 -c 'import json; print(json.dumps(1))'\n```\n",
+    )
+    .unwrap();
+    let marker = env.outside().join("hijacked");
+    let planted = format!("open({:?}, 'w').write('ran')\nimport sys\nsys.exit(3)\n", marker.to_str().unwrap());
+    env.run_code(&format!("create(path='json.py', file_text={planted:?})\nprint(pyjson())")).code(0).stdout("1\n");
+    assert!(!marker.exists(), "the program's json.py ran in the user's tool");
 }

@@ -278,3 +278,53 @@ fn a_workspace_http_server_obeys_the_network_policy() {
     });
     assert!(connected.is_err(), "the server was contacted: {connected:?}");
 }
+
+/// A trusted drop-in reached through a link to a file the program can edit: the worker runs
+/// the text that was trusted, and the next run sees the change.
+#[test]
+fn a_python_tool_runs_the_source_that_was_trusted_not_what_its_file_holds_later() {
+    let env = TestEnv::new()
+        .file("lib/tl.py", "def run():\n    return 'trusted'\n")
+        .symlink("../../lib/tl.py", ".codeact/tools/tl.py")
+        .trusted();
+    let program = "edit(path='lib/tl.py', old_str=\"'trusted'\", new_str=\"'planted'\")\nprint(tl())";
+    env.run_code(program).code(0).stdout("trusted\n");
+    let out = env.run_code("print(1)").code(0);
+    assert!(out.stderr.contains("ignored until you trust them: .codeact/tools/tl.py"), "{}", out.stderr);
+}
+
+#[test]
+fn every_file_beside_the_tools_must_be_trusted_for_any_of_them_to_count() {
+    let env = TestEnv::new()
+        .file(".codeact/tools/tl.py", "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nimport _helper\n\ndef run():\n    return _helper.value()\n")
+        .file(".codeact/tools/_helper.py", "def value():\n    return 'helper'\n")
+        .file(
+            ".codeact/tools/shout.md",
+            "---\ntype: custom\nname: shout\ndescription: Shout it.\n---\n## Code\n```sh\necho A\n```\n",
+        );
+    let out = env.run(&["trust"], "").code(0);
+    assert!(out.stdout.contains(".codeact/tools/_helper.py — a file the tools may import or read"), "{}", out.stdout);
+    env.run_code("print(tl(), shout())").code(0).stdout("helper A\n");
+    std::fs::write(env.workspace().join(".codeact/tools/_helper.py"), "def value():\n    return 'planted'\n").unwrap();
+    std::fs::write(env.workspace().join(".codeact/tools/data.bin"), "new").unwrap();
+    let program = "try:\n    tl()\nexcept NameError:\n    print('tl ignored')\ntry:\n    shout()\nexcept NameError:\n    print('shout ignored')";
+    let out = env.run_code(program).code(0);
+    assert_eq!(out.stdout, "tl ignored\nshout ignored\n");
+    assert!(
+        out.stderr
+            .starts_with("warning: ignored until you trust them: .codeact/tools/_helper.py, .codeact/tools/data.bin, "),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_tools_folder_that_is_a_link_counts_for_nothing() {
+    let env = TestEnv::new()
+        .file("elsewhere/tools/tl.py", "def run():\n    return 'linked'\n")
+        .symlink("../elsewhere", ".codeact")
+        .trusted();
+    let out = env.run_code("try:\n    tl()\nexcept NameError:\n    print('ignored')").code(0);
+    assert_eq!(out.stdout, "ignored\n");
+    assert!(out.stderr.contains(".codeact (a symbolic link: make it a real directory)"), "{}", out.stderr);
+}

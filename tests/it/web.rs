@@ -133,7 +133,7 @@ fn a_redirect_to_a_private_or_metadata_address_is_refused() {
     assert_eq!(
         message,
         "web_fetch() refused 10.255.255.1: it resolves to 10.255.255.1, a private address (allow it with \
-         network.allow_private or network.allowed_hosts in config.json)"
+         network.allow_private or network.allowed_hosts in your config.json)"
     );
     let env = TestEnv::new().project_config(r#"{"network": {"allow_private": true}}"#).trusted();
     let (kind, message) = env.error_of(&format!("web_fetch(url='{base}/to-metadata')"));

@@ -25,10 +25,18 @@ const PROTECTED: &[(&str, &str)] = &[
     (".vscode/tasks.json", ".vscode/**"),
     (".github/copilot/mcp.json", ".github/copilot/**"),
     (".github/hooks/hooks.json", ".github/hooks/**"),
-    (".github/instructions/codeact.instructions.md", ".github/instructions/codeact.instructions.md"),
-    (".github/agents/codeact.agent.md", ".github/agents/codeact.agent.md"),
+    (".github/instructions/codeact.instructions.md", ".github/instructions/**"),
+    (".github/agents/codeact.agent.md", ".github/agents/**"),
     (".claude/settings.json", ".claude/**"),
     (".envrc", ".envrc"),
+    (".github/instructions/team.instructions.md", ".github/instructions/**"),
+    (".github/agents/deploy.agent.md", ".github/agents/**"),
+    (".github/prompts/release.prompt.md", ".github/prompts/**"),
+    (".github/copilot-instructions.md", ".github/copilot-instructions.md"),
+    ("AGENTS.md", "AGENTS.md"),
+    ("CLAUDE.md", "CLAUDE.md"),
+    (".husky/pre-commit", ".husky/**"),
+    (".pre-commit-config.yaml", ".pre-commit-config.yaml"),
 ];
 
 /// Runs `calls` (Python expressions) in one program and returns, for each, `["ok", result]` or
@@ -320,7 +328,8 @@ fn sql_refuses_pragmas_that_name_a_directory_and_runs_defensively() {
         format!("sql(query=\"pragma TEMP_STORE_DIRECTORY='{dir}'\")"),
         format!("sql(query=\"PRAGMA data_store_directory = '{dir}'\")"),
         "sql(query='PRAGMA temp_store_directory')".to_owned(),
-        "sql(query='PRAGMA temp_store = FILE; CREATE TEMP TABLE big(x)')".to_owned(),
+        "sql(query='PRAGMA temp_store = FILE')".to_owned(),
+        "sql(query='CREATE TEMP TABLE big(x)')".to_owned(),
         "sql(query='WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 20000) \
          INSERT INTO big SELECT randomblob(100) FROM c')"
             .to_owned(),
@@ -329,12 +338,12 @@ fn sql_refuses_pragmas_that_name_a_directory_and_runs_defensively() {
     ]
     .to_vec();
     let results = attempts(&env, &calls);
-    for result in &results[..4] {
+    for result in &results[..5] {
         assert_eq!(result, &("RuntimeError".to_owned(), "sql error: not authorized".to_owned()));
     }
-    assert_eq!(results[4].0, "ok");
-    assert_eq!(results[5], ("ok".to_owned(), "[{'rows_affected': 20000}]".to_owned()));
-    assert_eq!(results[7].0, "RuntimeError", "{:?}", results[7]);
+    assert_eq!(results[5].0, "ok");
+    assert_eq!(results[6], ("ok".to_owned(), "[{'rows_affected': 20000}]".to_owned()));
+    assert_eq!(results[8].0, "RuntimeError", "{:?}", results[8]);
     assert_eq!(files_under(&tmpdir), Vec::<String>::new());
 }
 
@@ -417,4 +426,24 @@ fn grep_reads_no_ignore_files_above_the_workspace() {
     assert_eq!(paths("[h['path'] for h in grep(pattern='TODO')]"), json!(["a.secret", "b.global", "sub/e.txt"]));
     // The workspace's own ignore files still apply to a search below them.
     assert_eq!(paths("[h['path'] for h in grep(pattern='TODO', paths='sub')]"), json!(["sub/e.txt"]));
+}
+
+/// A workspace that is the home directory: the program cannot plant a git config, a shell
+/// profile, an ssh key or a compiled guest in codeact's cache, and ordinary files stay writable.
+#[test]
+fn the_home_directorys_dot_files_are_protected_when_the_workspace_holds_them() {
+    let env = TestEnv::new();
+    let home = env.home().canonicalize().unwrap();
+    let program = "out = []\nfor path in ['.gitconfig', '.bashrc', '.ssh/authorized_keys', '.config/git/config', \
+                   '.cache/codeact/guest.cwasm', '.local/state/codeact/trust.json', 'notes.txt']:\n    try:\n        \
+                   create(path=path, file_text='planted')\n        out.append(path + ' written')\n    except \
+                   PermissionError:\n        out.append(path + ' refused')\nprint(out)";
+    let out = env.run(&["run", "--workspace", home.to_str().unwrap(), "--code", program], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "['.gitconfig refused', '.bashrc refused', '.ssh/authorized_keys refused', '.config/git/config refused', \
+         '.cache/codeact/guest.cwasm refused', '.local/state/codeact/trust.json refused', 'notes.txt written']\n"
+    );
+    assert!(!home.join(".gitconfig").exists());
 }
