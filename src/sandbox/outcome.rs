@@ -141,10 +141,13 @@ impl Outcome {
             Json::Null,
             |e| json!({"type": e.kind, "message": e.message, "line": e.line, "traceback": e.traceback}),
         );
+        let (stdout, cut_out) = within_json(&self.stdout, max_output);
+        let (stderr, cut_err) = within_json(&self.stderr, max_output);
+        truncated |= cut_out || cut_err;
         let mut object = json!({
             "success": self.success(),
-            "stdout": self.stdout,
-            "stderr": self.stderr,
+            "stdout": stdout,
+            "stderr": stderr,
             "return_value": return_value,
             "error": error,
             "backend": self.backend,
@@ -157,6 +160,36 @@ impl Outcome {
         }
         object
     }
+}
+
+/// `text`, cut to its start and end when, written as a JSON string, it would take more than
+/// `limit` bytes: escaping makes each control character six bytes, so text within the budget
+/// could print at six times it. Returns whether it was cut.
+fn within_json(text: &str, limit: usize) -> (String, bool) {
+    let printed = json_len(text);
+    if printed <= limit {
+        return (text.to_owned(), false);
+    }
+    // Shortened in proportion to how much escaping adds, then halved until it fits.
+    let mut keep = limit.saturating_mul(text.len()) / printed;
+    loop {
+        let cut = shorten(text, keep);
+        if keep == 0 || json_len(&cut) <= limit + 128 {
+            return (cut, true);
+        }
+        keep /= 2;
+    }
+}
+
+/// The bytes `text` takes as a JSON string as codeact prints it (C0 and C1 controls and DEL as
+/// `\u` escapes), quotes included.
+fn json_len(text: &str) -> usize {
+    let escaped = |c: char| match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => 6,
+        c => c.len_utf8(),
+    };
+    text.chars().map(escaped).sum::<usize>() + 2
 }
 
 /// Whether `value`, pretty-printed as a field of the `--json` object (one level deep), takes at

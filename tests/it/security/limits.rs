@@ -308,3 +308,17 @@ fn the_trust_listing_shows_a_repositorys_escape_sequences_as_escapes() {
     assert!(text.contains("sh -c 'id > /tmp/pwned'"), "{text:?}");
     assert!(text.contains("\\x1b[2K\\r"), "{text:?}");
 }
+
+/// Control characters print as six bytes each in JSON: the budget holds for what is printed.
+#[test]
+fn control_characters_in_json_output_stay_within_the_output_budget() {
+    let env = TestEnv::new();
+    let out = env.run(
+        &["run", "--json", "--max-output", "20000", "--code", "print(chr(1) * (10**6))\nprint(chr(0x9b) * (10**5))"],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.len() < 20_000 + 2_048, "{} bytes printed", out.stdout.len());
+    let value: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(value["truncated"], true);
+}
