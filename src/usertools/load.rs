@@ -101,8 +101,10 @@ pub(crate) fn load(dirs: &[PathBuf], trusted: &dyn Fn(&Path, &[u8]) -> bool) -> 
 /// walk stops [`MAX_DEPTH`] folders down.
 #[must_use]
 pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+    let hidden = |path: &Path| path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
     let mut out = Vec::new();
-    collect(dir, 0, &mut out);
+    walk(dir, 0, &hidden, &mut out);
+    out.retain(|path| path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")));
     out
 }
 
@@ -113,41 +115,26 @@ pub(crate) fn support_files(dir: &Path) -> Vec<PathBuf> {
     let tools: Vec<PathBuf> =
         markdown_files(dir).into_iter().chain(super::dropin::files(&[dir.to_path_buf()])).collect();
     let mut all = Vec::new();
-    every_file(dir, 0, &mut all);
+    walk(dir, 0, &|_| false, &mut all);
     all.retain(|path| !tools.contains(path));
     all
 }
 
-fn every_file(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+/// The files in `dir` and below, symlinked folders not followed, [`MAX_DEPTH`] folders down at
+/// most, sorted in each folder; a folder or file whose name `skip` accepts is passed over.
+fn walk(dir: &Path, depth: usize, skip: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut entries: Vec<(PathBuf, bool)> =
         entries.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
     entries.sort();
     for (path, is_dir) in entries {
+        if skip(&path) {
+            continue;
+        }
         if !is_dir {
             out.push(path);
         } else if depth < MAX_DEPTH {
-            every_file(&path, depth + 1, out);
-        }
-    }
-}
-
-fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<(PathBuf, bool)> =
-        entries.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
-    entries.sort();
-    for (path, is_dir) in entries {
-        let hidden = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
-        if hidden {
-            continue;
-        }
-        if is_dir {
-            if depth < MAX_DEPTH {
-                collect(&path, depth + 1, out);
-            }
-        } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")) {
-            out.push(path);
+            walk(&path, depth + 1, skip, out);
         }
     }
 }
