@@ -16,9 +16,7 @@ pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// The contents of the regular file at `path`, or `None` when nothing is there. Anything else
 /// (a directory, a device, a FIFO, a socket, a file over `max_bytes`) is an error saying so.
 pub(crate) fn read(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-    let opened =
-        std::fs::OpenOptions::new().read(true).custom_flags(i32::try_from(flags.bits()).unwrap_or(0)).open(path);
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(nonblocking()).open(path);
     let file = match opened {
         Ok(file) => file,
         Err(err) if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
@@ -37,6 +35,14 @@ pub(crate) fn read(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
         return Err(too_large(max_bytes));
     }
     Ok(Some(bytes))
+}
+
+/// `O_NONBLOCK | O_NOCTTY`, for every open of a file that may be a FIFO or a terminal: the open
+/// neither blocks nor adopts it, and the caller checks what it opened before reading.
+#[must_use]
+pub(crate) fn nonblocking() -> i32 {
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    flags.bits().cast_signed()
 }
 
 /// [`read`] of a UTF-8 text file.

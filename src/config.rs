@@ -205,7 +205,7 @@ impl Config {
         let mut loose = self.clone();
         loose.apply(&source)?;
         let mut tight = self.clone();
-        tight.tighten(&source)?;
+        tight.tighten(&loose);
         let loosening = loose.differences(&tight);
         if loosening.is_empty() {
             *self = tight;
@@ -217,14 +217,11 @@ impl Config {
         Ok(())
     }
 
-    /// Applies what in `source` tightens the settings: disabled tools are added, enabled ones
-    /// narrowed, limits lowered, the mode made stricter, the network policy narrowed. The
-    /// backend stays.
-    fn tighten(&mut self, source: &Source) -> Result<()> {
-        let mut given = self.clone();
-        given.apply(source)?;
-        let file = &source.file;
-        if let Some(enabled) = &file.enabled {
+    /// Takes from `given` (these settings with a file applied as written) only what tightens
+    /// them: disabled tools are added, enabled ones narrowed, limits lowered, the mode made
+    /// stricter, the network policy narrowed. The backend stays.
+    fn tighten(&mut self, given: &Self) {
+        if let Some(enabled) = &given.tools.allow {
             self.tools.allow = Some(match &self.tools.allow {
                 Some(allow) => enabled.iter().filter(|name| allow.contains(name)).cloned().collect(),
                 None => enabled.clone(),
@@ -244,7 +241,6 @@ impl Config {
         limits.max_memory = limits.max_memory.min(given.max_memory);
         limits.max_output = limits.max_output.min(given.max_output);
         limits.max_tool_calls = limits.max_tool_calls.min(given.max_tool_calls);
-        Ok(())
     }
 
     /// The keys whose settings differ between `self` and `other`.

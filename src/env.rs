@@ -54,6 +54,15 @@ pub(crate) const GITHUB_TOKENS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
 pub(crate) const INHERITED: &[&str] =
     &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
 
+/// Python's variable that keeps the working directory off `sys.path`: set for the host tools
+/// and servers that run in the workspace, where the program can plant a module.
+pub(crate) const PYTHON_SAFE_PATH: &str = "PYTHONSAFEPATH";
+
+/// The [`INHERITED`] variables codeact has, with their values, for a child's environment.
+pub(crate) fn inherited() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
+    INHERITED.iter().filter_map(|name| std::env::var_os(name).map(|value| (*name, value)))
+}
+
 /// Every `CODEACT_*` variable, for `--help` and the README.
 pub const ALL: &[&str] = &[
     BACKEND,

@@ -50,12 +50,7 @@ pub(crate) fn report(outcome: &Outcome, json: bool, max_output: usize) -> anyhow
     if json {
         return self::json(&outcome.to_json(max_output));
     }
-    let out = outcome.text(max_output);
-    if io::stdout().is_terminal() {
-        data(visible(&out).as_bytes())?;
-    } else {
-        data(out.as_bytes())?;
-    }
+    text(&outcome.text(max_output))?;
     if !outcome.stderr.is_empty() {
         diagnostic(&outcome.stderr);
     }

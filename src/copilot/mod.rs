@@ -36,7 +36,7 @@ use cap_std::fs::{
     Dir, DirBuilder, DirBuilderExt as _, OpenOptions, OpenOptionsExt as _, Permissions, PermissionsExt as _,
 };
 
-use crate::env;
+use crate::{bounded, env};
 
 /// The most read of an existing file. Generated files are a few KiB; a longer one was edited
 /// (its digest cannot match what was read of it) or is not codeact's.
@@ -197,9 +197,8 @@ impl Target {
     /// or blocking on a FIFO.
     pub(crate) fn read(&self, dir: &Dir) -> Result<Existing> {
         let name = self.kind.file();
-        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
         let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No).custom_flags(i32::try_from(flags.bits()).unwrap_or(0));
+        options.read(true).follow(FollowSymlinks::No).custom_flags(bounded::nonblocking());
         let file = match dir.open_with(name, &options) {
             Ok(file) => file,
             Err(err) => {

@@ -13,7 +13,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::{atomic, digest, dirs};
+use crate::{atomic, bounded, digest, dirs};
 
 /// Files older than this are removed at session start.
 const STALE_AFTER: Duration = Duration::from_hours(7 * 24);
@@ -105,8 +105,7 @@ const MAX_COUNT_FILE: u64 = 16;
 /// Flags for opening a count file: not through a symlink, and without waiting for a FIFO's
 /// writer or a device; never as a controlling terminal.
 fn open_flags() -> i32 {
-    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-    flags.bits().cast_signed()
+    bounded::nonblocking() | rustix::fs::OFlags::NOFOLLOW.bits().cast_signed()
 }
 
 #[cfg(test)]

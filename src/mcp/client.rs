@@ -316,14 +316,10 @@ async fn open(
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args).env_clear().current_dir(cwd.as_deref().unwrap_or(workspace)).kill_on_drop(true);
-            for name in env::INHERITED {
-                if let Ok(value) = std::env::var(name) {
-                    cmd.env(name, value);
-                }
-            }
+            cmd.envs(env::inherited());
             // A server runs in the workspace, where the program can write: a `python3 -m` server
             // must not import a module the program planted there (its own `env` may say otherwise).
-            cmd.env("PYTHONSAFEPATH", "1");
+            cmd.env(env::PYTHON_SAFE_PATH, "1");
             cmd.envs(env);
             let (transport, child_stderr) = TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())

@@ -16,25 +16,10 @@ pub(super) async fn client(url: &str, policy: Option<&NetworkPolicy>) -> Result<
         return builder.build().map_err(|e| format!("could not build an HTTP client: {e}"));
     };
     let parsed = reqwest::Url::parse(url).map_err(|_| "the URL is not valid".to_owned())?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("only http and https URLs are allowed, not {}:", parsed.scheme()));
-    }
-    let host = parsed.host_str().ok_or("the URL has no host")?.to_owned();
-    let port = parsed.port_or_known_default().unwrap_or(80);
-    let addresses: Vec<std::net::SocketAddr> = match parsed.host() {
-        Some(url::Host::Ipv4(ip)) => vec![(ip, port).into()],
-        Some(url::Host::Ipv6(ip)) => vec![(ip, port).into()],
-        _ => tokio::net::lookup_host((host.as_str(), port))
-            .await
-            .map_err(|e| format!("cannot resolve {host}: {e}"))?
-            .collect(),
-    };
-    let first = *addresses.first().ok_or_else(|| format!("{host} has no address"))?;
-    for address in &addresses {
-        network::check(policy, "the connection", &host, address.ip()).map_err(|err| err.message)?;
-    }
+    let first = network::checked_address(policy, "the MCP connection", &parsed).await.map_err(|err| err.message)?;
+    let host = parsed.host_str().unwrap_or_default();
     let builder =
-        if matches!(parsed.host(), Some(url::Host::Domain(_))) { builder.resolve(&host, first) } else { builder };
+        if matches!(parsed.host(), Some(url::Host::Domain(_))) { builder.resolve(host, first) } else { builder };
     builder.build().map_err(|e| format!("could not build an HTTP client: {e}"))
 }
 

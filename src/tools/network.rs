@@ -2,9 +2,11 @@
 //! loopback, private, link-local, unique-local and cloud-metadata addresses are refused unless
 //! the configuration allows them.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use super::error::ToolError;
+use reqwest::Url;
+
+use super::error::{ErrorKind, ToolError};
 
 /// Where the network tools may connect.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,6 +36,31 @@ pub(crate) fn check(policy: &NetworkPolicy, who: &str, host: &str, ip: IpAddr) -
     Err(ToolError::permission(format!(
         "{who} refused {host}: it resolves to {ip}, a {kind} address (allow it with {setting} in your config.json)"
     )))
+}
+
+/// The address to connect to for `url`, for the tool `who` (named in errors): the URL must be
+/// http or https and every address its host resolves to must be one `policy` allows. The first
+/// is returned, so that the connection can be pinned to an address that was checked.
+pub(crate) async fn checked_address(policy: &NetworkPolicy, who: &str, url: &Url) -> Result<SocketAddr, ToolError> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ToolError::value(format!("{who} only fetches http and https URLs, not {}:", url.scheme())));
+    }
+    let host = url.host_str().ok_or_else(|| ToolError::value(format!("{who} URL {url} has no host")))?;
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addresses: Vec<SocketAddr> = match url.host() {
+        Some(url::Host::Ipv4(ip)) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
+        Some(url::Host::Ipv6(ip)) => vec![SocketAddr::new(IpAddr::V6(ip), port)],
+        _ => tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| ToolError::new(ErrorKind::Os, format!("{who} cannot resolve {host}: {e}")))?
+            .collect(),
+    };
+    let first =
+        *addresses.first().ok_or_else(|| ToolError::new(ErrorKind::Os, format!("{who} {host} has no address")))?;
+    for address in &addresses {
+        check(policy, who, host, address.ip())?;
+    }
+    Ok(first)
 }
 
 /// What kind of non-public address `ip` is, if it is one.

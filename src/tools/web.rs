@@ -7,7 +7,6 @@
 
 mod html;
 
-use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use reqwest::redirect::Policy;
@@ -17,7 +16,7 @@ use super::args::Args;
 use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
-use super::network::{NetworkPolicy, check};
+use super::network::{NetworkPolicy, checked_address};
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
 
@@ -130,7 +129,7 @@ impl Request {
         let mut left_origin = false;
         for hop in 0..=MAX_REDIRECTS {
             left_origin = left_origin || url.origin() != origin;
-            let address = self.checked_address(&url).await?;
+            let address = checked_address(&self.policy, "web_fetch()", &url).await?;
             let host = url.host_str().unwrap_or_default().to_owned();
             let mut builder = reqwest::Client::builder().redirect(Policy::none()).timeout(self.timeout).no_proxy();
             if url.host().is_some_and(|h| matches!(h, url::Host::Domain(_))) {
@@ -197,33 +196,6 @@ impl Request {
             ErrorKind::Os,
             format!("web_fetch() {} followed more than {MAX_REDIRECTS} redirects", self.url),
         ))
-    }
-
-    /// The address to connect to for `url`, after the scheme and policy checks.
-    async fn checked_address(&self, url: &Url) -> Result<SocketAddr, ToolError> {
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError::value(format!(
-                "web_fetch() only fetches http and https URLs, not {}:",
-                url.scheme()
-            )));
-        }
-        let host = url.host_str().ok_or_else(|| ToolError::value(format!("web_fetch() URL {url} has no host")))?;
-        let port = url.port_or_known_default().unwrap_or(80);
-        let addresses: Vec<SocketAddr> = match url.host() {
-            Some(url::Host::Ipv4(ip)) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
-            Some(url::Host::Ipv6(ip)) => vec![SocketAddr::new(IpAddr::V6(ip), port)],
-            _ => tokio::net::lookup_host((host, port))
-                .await
-                .map_err(|e| ToolError::new(ErrorKind::Os, format!("web_fetch() cannot resolve {host}: {e}")))?
-                .collect(),
-        };
-        let first = *addresses
-            .first()
-            .ok_or_else(|| ToolError::new(ErrorKind::Os, format!("web_fetch() {host} has no address")))?;
-        for address in &addresses {
-            check(&self.policy, "web_fetch()", host, address.ip())?;
-        }
-        Ok(first)
     }
 }
 

@@ -225,7 +225,7 @@ impl Workspace {
     /// The open never blocks (a FIFO or device is refused after opening, before any read).
     pub(crate) fn open_entry(&self, rel: &Confined) -> Result<Opened, ToolError> {
         let mut options = OpenOptions::new();
-        options.read(true).custom_flags(nonblocking_flags());
+        options.read(true).custom_flags(crate::bounded::nonblocking());
         let file = self.dir.open_with(rel.as_path(), &options).map_err(|e| io_error(&e, rel))?;
         let meta = file.metadata().map_err(|e| io_error(&e, rel))?;
         match classify(&meta) {
@@ -350,12 +350,6 @@ fn not_regular(rel: &Confined) -> ToolError {
         "'{}' is not a regular file (devices, FIFOs and sockets are never read)",
         rel.shown()
     ))
-}
-
-/// `O_NONBLOCK | O_NOCTTY`: opening a FIFO or a terminal must not block or adopt it.
-fn nonblocking_flags() -> i32 {
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-    i32::try_from(flags.bits()).unwrap_or(0)
 }
 
 #[cfg(test)]

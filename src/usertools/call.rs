@@ -8,11 +8,9 @@ use std::time::Duration;
 
 use super::load::UserTool;
 use super::markdown::Language;
+use crate::env;
 use crate::tools::process::{self, Timeout};
 use crate::tools::{ErrorKind, ToolError, Value};
-
-/// Python's variable that keeps the working directory off `sys.path`.
-pub(crate) const SAFE_PATH: &str = "PYTHONSAFEPATH";
 
 /// Longest a host-side user tool may run (also cut to the run's remaining time).
 const HOST_TIMEOUT: Duration = Duration::from_mins(1);
@@ -55,7 +53,7 @@ pub(crate) fn run_on_host(
     };
     // The tool runs in the workspace, where the program can write: a `python3 -c` or `-m` in it
     // must not import a module the program planted there.
-    command.current_dir(workspace).env(SAFE_PATH, "1");
+    command.current_dir(workspace).env(env::PYTHON_SAFE_PATH, "1");
     let finished = process::run_for_tool(name, command, json.as_bytes(), Timeout::within(HOST_TIMEOUT, remaining))?;
     if !finished.status.success() {
         let code = finished.status.code().unwrap_or(-1);

@@ -135,12 +135,7 @@ impl Worker {
     /// Starts `python3`, isolated, on the drop-ins.
     fn start(files: &[Source], workspace: &Path) -> Result<Self, ToolError> {
         let mut command = Command::new("python3");
-        command.args(["-I", "-B", "-u", "-c", WORKER]).current_dir("/").env_clear();
-        for name in env::INHERITED {
-            if let Some(value) = std::env::var_os(name) {
-                command.env(name, value);
-            }
-        }
+        command.args(["-I", "-B", "-u", "-c", WORKER]).current_dir("/").env_clear().envs(env::inherited());
         let mut child = command
             .env(WORKSPACE_VAR, workspace)
             .stdin(Stdio::piped())

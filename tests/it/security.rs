@@ -209,14 +209,10 @@ mod tools;
 /// whose worker imports both: neither is the program's.
 #[test]
 fn files_the_program_writes_never_reach_the_python_tool_worker() {
-    let env = env().env("FAKE_SECRET", "sk-FAKE-1234567890");
-    let tool = env.user_config_dir().join("tools/where.py");
-    std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
-    std::fs::write(
-        &tool,
+    let env = env().env("FAKE_SECRET", "sk-FAKE-1234567890").user_file(
+        "tools/where.py",
         "import os, sys\n\ndef run():\n    import json\n    return {'cwd': os.getcwd(), 'isolated': sys.flags.isolated, 'json': json.__file__, 'env': sorted(os.environ)}\n",
-    )
-    .unwrap();
+    );
     let marker = env.outside().join("hijacked");
     let planted = format!("import os\nopen({:?}, 'w').write('ran')\n", marker.to_str().unwrap());
     let program = format!(
@@ -273,14 +269,10 @@ fn devices_and_loops_in_a_repository_neither_hang_nor_exhaust_codeact() {
 /// there is not imported (`PYTHONSAFEPATH`).
 #[test]
 fn a_module_the_program_writes_is_not_imported_by_the_users_host_tools() {
-    let env = env();
-    let tool = env.user_config_dir().join("tools/pyjson.md");
-    std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
-    std::fs::write(
-        &tool,
+    let env = env().user_file(
+        "tools/pyjson.md",
         "---\ntype: custom\nname: pyjson\ndescription: Uses Python.\n---\n## Code\n```sh\npython3 -c 'import json; print(json.dumps(1))'\n```\n",
-    )
-    .unwrap();
+    );
     let marker = env.outside().join("hijacked");
     let planted = format!("open({:?}, 'w').write('ran')\nimport sys\nsys.exit(3)\n", marker.to_str().unwrap());
     env.run_code(&format!("create(path='json.py', file_text={planted:?})\nprint(pyjson())")).code(0).stdout("1\n");

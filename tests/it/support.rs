@@ -129,6 +129,12 @@ impl TestEnv {
         self
     }
 
+    /// A file in the user's config dir (`tools/x.py`, say), written with its folders.
+    pub(crate) fn user_file(self, path: &str, contents: impl AsRef<[u8]>) -> Self {
+        write(&self.user_config_dir().join(path), contents.as_ref());
+        self
+    }
+
     pub(crate) fn project_config(self, json: &str) -> Self {
         write(&self.workspace().join(".codeact/config.json"), json.as_bytes());
         self

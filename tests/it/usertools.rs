@@ -176,10 +176,11 @@ fn python_tools_are_listed_with_their_descriptions() {
 
 #[test]
 fn of_two_python_tools_with_one_name_the_users_runs_and_is_the_one_listed() {
-    let env = TestEnv::new().file(".codeact/tools/dup.py", "def run():\n    return 'project'\n").trusted();
+    let env = TestEnv::new()
+        .file(".codeact/tools/dup.py", "def run():\n    return 'project'\n")
+        .user_file("tools/dup.py", "def run():\n    return 'user'\n")
+        .trusted();
     let user_tool = env.user_config_dir().join("tools/dup.py");
-    std::fs::create_dir_all(user_tool.parent().unwrap()).unwrap();
-    std::fs::write(&user_tool, "def run():\n    return 'user'\n").unwrap();
     let out = env.run_code("print(dup())").code(0).stdout("user\n");
     let project_tool = env.workspace().join(".codeact/tools/dup.py");
     assert_eq!(

@@ -7,7 +7,7 @@ use std::path::Path;
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
 
-use super::{Confined, Entry, classify, io_error, nonblocking_flags, not_regular, outside, read_capped};
+use super::{Confined, Entry, classify, io_error, not_regular, outside, read_capped};
 use crate::tools::error::{ErrorKind, ToolError};
 
 /// What a walker sees an entry as, without following it.
@@ -90,7 +90,7 @@ impl WalkDir {
 
     fn open_below(&self, below: &Path, rel: &Confined) -> Result<(File, u64), ToolError> {
         let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No).custom_flags(nonblocking_flags());
+        options.read(true).follow(FollowSymlinks::No).custom_flags(crate::bounded::nonblocking());
         let file = self.dir.open_with(below, &options).map_err(|e| io_error(&e, rel))?;
         let meta = file.metadata().map_err(|e| io_error(&e, rel))?;
         match classify(&meta) {
