@@ -24,6 +24,9 @@ use crate::tools::network::NetworkPolicy;
 use crate::tools::{ErrorKind, ToolError};
 use crate::trust::Approved;
 
+/// How long a server that failed its handshake gets for its last stderr to be read.
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
+
 /// Bytes of a server's stderr kept (the end matters most).
 const MAX_STDERR: usize = 16 * 1024;
 
@@ -325,7 +328,7 @@ async fn open(
                 .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("could not start `{}`: {e}", server.shown))?;
-            if let Some(mut pipe) = child_stderr {
+            let reader = child_stderr.map(|mut pipe| {
                 tokio::spawn(async move {
                     let mut buf = vec![0u8; 8192];
                     while let Ok(n) = pipe.read(&mut buf).await {
@@ -340,9 +343,19 @@ async fn open(
                             kept.drain(..cut);
                         }
                     }
-                });
+                })
+            });
+            match ().serve(transport).await {
+                Ok(service) => Ok(service),
+                Err(err) => {
+                    // The failed transport has ended the child: let the reader take in what it
+                    // wrote before dying, which the error quotes, for a moment at most.
+                    if let Some(reader) = reader {
+                        let _ = tokio::time::timeout(STDERR_DRAIN, reader).await;
+                    }
+                    Err(format!("the MCP handshake failed: {err}"))
+                }
             }
-            ().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
         }
         Transport::Http { url, headers } => {
             let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
