@@ -13,6 +13,10 @@
 //! The public surface is what the integration tests and benchmarks use: [`run`],
 //! [`env::ALL`] and [`plugin_files`].
 
+// The `hyperlight` backend's generated bindings name `alloc::` paths.
+#[cfg(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))]
+extern crate alloc;
+
 mod atomic;
 mod backend;
 mod bounded;

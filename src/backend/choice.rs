@@ -14,8 +14,7 @@ pub(crate) enum Choice {
     Monty,
     /// Full `CPython` as a `WebAssembly` component.
     Wasm,
-    /// Full `CPython` in a `Hyperlight` micro-VM (not part of this build yet).
-    #[value(hide = true)]
+    /// Full `CPython` in a `Hyperlight` micro-VM (needs KVM).
     Hyperlight,
 }
 

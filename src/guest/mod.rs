@@ -4,11 +4,13 @@
 //!
 //! `codeact guest install` puts both in the user's data directory, checked against pinned
 //! SHA-256 digests; nothing is downloaded unless the user asks. Backends that run the guest
-//! (`wasm` now, `hyperlight` later) find it with [`manifest::installed`] and talk to it through
+//! (`wasm` and `hyperlight`) find it with [`manifest::installed`] and talk to it through
 //! [`bridge`] and the Python prelude ([`loader`]), which are not specific to any one runtime.
 
 #[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
 pub(crate) mod bridge;
+#[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
+pub(crate) mod ended;
 pub(crate) mod install;
 #[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
 pub(crate) mod loader;

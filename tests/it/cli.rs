@@ -64,10 +64,11 @@ fn backends_that_cannot_run_here_exit_3_with_a_hint() {
          hint: run `codeact guest install` (or use `--backend monty`)\n",
         guest.display()
     ));
-    env.run(&["run", "--backend", "hyperlight", "--code", "1"], "").code(3).stderr(
-        "error: the `hyperlight` backend is not available: it is not part of this build of codeact\n\
-         hint: use `--backend wasm` (full CPython, no hypervisor) or `--backend monty`\n",
-    );
+    env.run(&["run", "--backend", "hyperlight", "--code", "1"], "").code(3).stderr(&format!(
+        "error: the `hyperlight` backend is not available: the CPython guest is not installed (looked in `{}`)\n\
+         hint: run `codeact guest install` (or use `--backend wasm` or `--backend monty`)\n",
+        guest.display()
+    ));
 }
 
 #[test]

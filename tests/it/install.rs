@@ -15,8 +15,8 @@ fn detect_says_what_auto_picks_and_why() {
     let guest = env.home().join(".local/share/codeact/guest/python-3.14.0-guest-0.8.0");
     env.run(&["detect"], "").code(0).stdout(&format!(
         "auto picks monty (hyperlight and wasm unavailable)\n  \
-         hyperlight  no   not part of this build of codeact\n  \
-         wasm        no   the CPython guest is not installed (looked in `{}`)\n  \
+         hyperlight  no   the CPython guest is not installed (looked in `{0}`)\n  \
+         wasm        no   the CPython guest is not installed (looked in `{0}`)\n  \
          monty       yes  Monty 0.0.23 is embedded in the binary (always available)\n",
         guest.display()
     ));
@@ -39,10 +39,17 @@ fn preflight_passes_for_monty_and_fails_with_a_fix_otherwise() {
          fix: codeact guest install\n",
         guest.display()
     ));
+    env.run(&["preflight", "--backend", "hyperlight"], "").code(3).stdout(&format!(
+        "preflight for backend hyperlight:\n  ok    compiled in: hyperlight-host 0.17.0 is compiled into this binary\n  \
+         FAIL  guest: the CPython guest is not installed (looked in `{}`)\n        \
+         fix: codeact guest install\n",
+        guest.display()
+    ));
     let out = env.run(&["preflight", "--backend", "hyperlight", "--json"], "").code(3);
     let value: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(value["ok"], json!(false));
-    assert_eq!(value["checks"][0]["ok"], json!(false));
+    assert_eq!(value["checks"][1]["name"], json!("guest"));
+    assert_eq!(value["checks"][1]["ok"], json!(false));
 }
 
 #[test]

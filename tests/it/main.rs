@@ -18,6 +18,7 @@ mod discover;
 mod e2e;
 mod github;
 mod hook;
+mod hyperlight;
 mod install;
 mod limits;
 mod mcp;

@@ -21,12 +21,12 @@ use super::heap::{grow_heaps_in_large_steps, huge_pages_for_this_threads_heap};
 use super::store::{FromGuest, GuestState, new_store};
 use super::stream::MAX_STDERR;
 use crate::guest::bridge::{self, Reported};
+use crate::guest::ended::{self, Ended};
 use crate::guest::loader;
 use crate::guest::manifest::STDLIB_GUEST_PATH;
 use crate::guest::{self, Installed};
 use crate::hint;
-use crate::sandbox::{Capture, GuestCache, Host, LimitHit, Outcome, ProgramError};
-use crate::tools::{ErrorKind, Value};
+use crate::sandbox::{Capture, GuestCache, Host, Outcome};
 
 /// How often the epoch ticks: the granularity of the wall-clock limit.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -140,20 +140,6 @@ impl Ticker {
     }
 }
 
-/// How the guest's run ended, seen from its thread.
-struct Ended {
-    report: Reported,
-    stop: Option<LimitHit>,
-    timed_out: bool,
-    memory_refused: bool,
-    /// A trap or host failure that is not a limit.
-    failure: Option<String>,
-    /// The program ended the interpreter itself (`os._exit`) with this status.
-    exited: Option<i32>,
-    /// What the guest's executor captured outside the prelude's streams.
-    executor_output: String,
-}
-
 /// Runs `program` to completion against `host`.
 ///
 /// The guest's memory and compiled code are left for the kernel to unmap when the process
@@ -163,86 +149,7 @@ pub(crate) fn run(program: &str, host: &mut Host, loading: Loading) -> Outcome {
     // The watchdog reads the output as it is written.
     let (stdout, stderr) = (host.live().stdout().clone(), host.live().stderr().clone());
     let ended = execute(program, host, loading, &stdout, &stderr);
-    let ((stdout, truncated), program_stderr) = host.live().printed();
-    let settled = ended
-        .map_err(|err| match hint::split(&err) {
-            (message, Some(hint)) => internal(&format!("{message} (hint: {hint})")),
-            (message, None) => internal(&message),
-        })
-        .and_then(|ended| settle(ended, host));
-    let (return_repr, return_value, error) = match settled {
-        Ok(Some((repr, value))) => (repr, value, None),
-        Ok(None) => (None, None, None),
-        Err(error) => (None, None, Some(error)),
-    };
-    Outcome {
-        stdout,
-        truncated,
-        stderr: host.take_warnings() + &program_stderr,
-        return_value,
-        return_repr,
-        error,
-        backend: "wasm",
-        guest_cache,
-        duration: host.elapsed(),
-        tool_calls: host.tool_calls(),
-    }
-}
-
-/// The last expression's `repr` and value, when the program returned one.
-type Returned = Option<(Option<String>, Option<Value>)>;
-
-/// Turns how the guest ended into what the program returned, or its error.
-fn settle(ended: Ended, host: &Host) -> Result<Returned, ProgramError> {
-    let limit = |hit| Err(ProgramError::plain(&host.limit_error(hit)));
-    if let Some(hit) = ended.stop {
-        return limit(hit);
-    }
-    if ended.timed_out {
-        return limit(LimitHit::Time);
-    }
-    let report = match (ended.report, ended.exited, ended.failure) {
-        (Reported::Tampered, ..) => return Err(ProgramError::internal(TAMPERED)),
-        // The prelude reports, then returns: a report followed by a trap or an exit is not its.
-        (_, Some(0), None) => return Ok(None),
-        (_, Some(_), None) => {
-            let message = "the program ended the interpreter with a failure status (os._exit)";
-            return Err(ProgramError::new("SystemExit".into(), message, None, &format!("SystemExit: {message}")));
-        }
-        (Reported::Report(report), None, None) => report,
-        (_, _, failure) => {
-            if ended.memory_refused {
-                return limit(LimitHit::Memory);
-            }
-            let why = failure.unwrap_or_else(|| "the guest ended without a result".to_owned());
-            let output = ended.executor_output.trim_end();
-            return Err(internal(&if output.is_empty() { why } else { format!("{why}\n{output}") }));
-        }
-    };
-    let report: bridge::Report =
-        serde_json::from_str(&report).map_err(|err| internal(&format!("the guest's report is not valid: {err}")))?;
-    if let Some(error) = report.error {
-        let (mut message, mut traceback) = (error.message, error.traceback);
-        if error.kind == ErrorKind::Memory.python_name() && ended.memory_refused {
-            message = host.limit_error(LimitHit::Memory).message;
-            traceback = format!("{}MemoryError: {message}", traceback.trim_end_matches("MemoryError\n"));
-        }
-        return Err(ProgramError::new(error.kind, &message, error.line, &traceback));
-    }
-    // The value travels as JSON text of its own: one nested deeper than the host's JSON reader
-    // goes (128 levels) is returned as its repr, like any value without a JSON form.
-    let value = report.value.map(|text| match serde_json::from_str(&text) {
-        Ok(json) => Value::from_json(&json),
-        Err(_) => Value::Opaque(report.repr.clone().unwrap_or_default()),
-    });
-    Ok(Some((report.repr, value)))
-}
-
-/// The error of a run whose program sent a report of its own.
-const TAMPERED: &str = "the program called `__codeact_report` itself; codeact does not trust the result it reported";
-
-fn internal(message: &str) -> ProgramError {
-    ProgramError::internal(format!("the wasm backend failed: {message}"))
+    ended::outcome("wasm", host, guest_cache, ended)
 }
 
 /// Runs the guest on its own thread and serves its tool calls on this one.
@@ -362,15 +269,7 @@ impl GuestRun<'_> {
         };
         let result = tokio::time::timeout(remaining, call).await;
         let (report, stop, memory_refused) = store.data_mut().finish();
-        let mut ended = Ended {
-            report,
-            stop,
-            timed_out: false,
-            memory_refused,
-            failure: None,
-            exited: None,
-            executor_output: String::new(),
-        };
+        let mut ended = Ended { stop, memory_refused, ..Ended::with_report(report) };
         // The process ends after the run: the kernel unmaps the guest's memory at exit faster
         // than dropping the store does now (no TLB shootdown per mapping while threads run).
         std::mem::forget(store);

@@ -1,0 +1,34 @@
+//! Stands in for the `hyperlight` backend in a build without it.
+
+use anyhow::Result;
+
+use super::{BUILD_IT, NOT_COMPILED_REASON};
+use crate::guest::Installed;
+use crate::hint;
+use crate::sandbox::{Host, Outcome, ProgramError};
+
+/// No hyperlight-host in this build.
+pub(crate) const HYPERLIGHT_VERSION: &str = "none";
+
+pub(crate) fn installed() -> Result<Installed> {
+    Err(hint::error(NOT_COMPILED_REASON, BUILD_IT))
+}
+
+pub(crate) fn probe(_installed: &Installed) -> Result<(), String> {
+    Err(NOT_COMPILED_REASON.to_owned())
+}
+
+pub(crate) fn run(_program: &str, host: &mut Host) -> Outcome {
+    Outcome {
+        stdout: String::new(),
+        truncated: false,
+        stderr: String::new(),
+        return_value: None,
+        return_repr: None,
+        error: Some(ProgramError::internal(format!("the hyperlight backend is not available: {NOT_COMPILED_REASON}"))),
+        backend: "hyperlight",
+        guest_cache: None,
+        duration: host.elapsed(),
+        tool_calls: 0,
+    }
+}

@@ -1,0 +1,147 @@
+//! The prepared-snapshot cache: a micro-VM with the runtime started, the component loaded and
+//! the prelude loaded, saved by hyperlight-host in a user-only directory keyed by everything
+//! it depends on, with a seal beside it recording each file's digest and metadata. A snapshot
+//! whose files changed since they were written is made again, never loaded — the same rule as
+//! the `wasm` backend's compiled guest.
+//!
+//! It is made lazily, by the first run that needs it: making it needs a micro-VM that starts,
+//! which `codeact guest install` may not have (it installs on any machine).
+
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+use super::HYPERLIGHT_VERSION;
+use crate::atomic::{self, Access};
+use crate::digest::sha256_hex;
+use crate::dirs;
+use crate::guest::{Installed, loader};
+
+/// The tag the snapshot is saved under in its directory.
+pub(super) const TAG: &str = "prelude";
+
+/// The snapshot directory for this guest and a guest heap of `heap` bytes (the heap is part
+/// of a snapshot's memory layout).
+pub(super) fn snapshot_dir(installed: &Installed, heap: u64) -> Result<PathBuf> {
+    let dir = dirs::cache().context("cannot tell where to cache the guest's snapshot: set HOME or XDG_CACHE_HOME")?;
+    let files = installed.hyperlight()?;
+    let key = sha256_hex(
+        format!(
+            "{} {} {} {heap} {HYPERLIGHT_VERSION} {}",
+            files.runtime_sha256,
+            files.aot_sha256,
+            loader::digest(),
+            env!("CARGO_PKG_VERSION")
+        )
+        .as_bytes(),
+    );
+    Ok(dir.join("hyperlight").join(format!("snapshot-{}", &key[..16])))
+}
+
+/// What was recorded about one file of a snapshot when it was written.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+struct FileSeal {
+    path: String,
+    sha256: String,
+    len: u64,
+    ino: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl FileSeal {
+    fn of(path: String, meta: &std::fs::Metadata, sha256: String) -> Self {
+        Self {
+            path,
+            sha256,
+            len: meta.len(),
+            ino: meta.ino(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+}
+
+fn seal_path(dir: &Path) -> PathBuf {
+    dir.with_extension("seal")
+}
+
+/// Every regular file below `dir`, as (path relative to it, metadata), sorted; `None` when
+/// something there is not a plain file or directory.
+fn files_below(dir: &Path) -> Option<Vec<(String, PathBuf, std::fs::Metadata)>> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).ok()? {
+            let entry = entry.ok()?;
+            let meta = std::fs::symlink_metadata(entry.path()).ok()?;
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if meta.is_file() {
+                let relative = entry.path().strip_prefix(dir).ok()?.to_string_lossy().into_owned();
+                found.push((relative, entry.path(), meta));
+            } else {
+                return None;
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(found)
+}
+
+/// Whether the snapshot in `dir` is the one this program wrote: the same files, each with
+/// its metadata unchanged since, or failing that its recorded digest.
+pub(super) fn sealed(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(seal_path(dir)) else { return false };
+    let Ok(seals) = serde_json::from_str::<Vec<FileSeal>>(&text) else { return false };
+    let Some(files) = files_below(dir) else { return false };
+    if files.len() != seals.len() {
+        return false;
+    }
+    files.iter().zip(&seals).all(|((relative, path, meta), seal)| {
+        if *relative != seal.path {
+            return false;
+        }
+        if FileSeal::of(relative.clone(), meta, seal.sha256.clone()) == *seal {
+            return true;
+        }
+        std::fs::read(path).is_ok_and(|bytes| sha256_hex(&bytes) == seal.sha256)
+    })
+}
+
+/// Writes a snapshot into `dir` with `save`, which writes into the empty directory it is
+/// given: into a temporary sibling first, sealed and moved into place when complete.
+pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let parent = dir.parent().context("the snapshot directory has no parent")?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent)
+        .with_context(|| format!("failed to create `{}`", parent.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".snapshot-")
+        .tempdir_in(parent)
+        .with_context(|| format!("failed to create a folder in `{}`", parent.display()))?;
+    save(staging.path())?;
+    let _ = std::fs::remove_file(seal_path(dir));
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("failed to replace `{}`", dir.display()))?;
+    }
+    let staged = staging.keep();
+    std::fs::rename(&staged, dir).with_context(|| format!("failed to move the snapshot into `{}`", dir.display()))?;
+    let files = files_below(dir).context("the saved snapshot holds something that is not a file")?;
+    let mut seals = Vec::with_capacity(files.len());
+    for (relative, path, meta) in files {
+        // The snapshot's memory (hundreds of MB) is in blobs named after their SHA-256, which
+        // hyperlight-host computed as it wrote them; the small files are hashed here.
+        let digest = match relative.strip_prefix("blobs/sha256/") {
+            Some(name) if name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit()) => name.to_owned(),
+            _ => sha256_hex(&std::fs::read(&path).with_context(|| format!("failed to read `{}`", path.display()))?),
+        };
+        seals.push(FileSeal::of(relative, &meta, digest));
+    }
+    atomic::write(&seal_path(dir), serde_json::to_string(&seals)?.as_bytes(), Access::Private)
+        .with_context(|| format!("failed to seal `{}`", dir.display()))
+}

@@ -1,0 +1,176 @@
+//! A run on the `hyperlight` backend. The guest runs on a thread of its own, in a micro-VM
+//! restored from the prepared snapshot (made first when there is none); its tool calls are
+//! served on the calling thread, which owns the [`Host`]. At the deadline a timer stops the
+//! vCPU; waits the guest asks the host for end there too.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use hyperlight_host::hypervisor::InterruptHandle;
+
+use super::cache;
+use super::sandbox::IO_BUFFER_SIZE;
+use super::sandbox::{Loaded, Wiring, load_snapshot, save_snapshot};
+use super::state::{FromGuest, Shared};
+use crate::guest::bridge;
+use crate::guest::ended::{self, Ended};
+use crate::guest::{self, Installed, loader};
+use crate::hint;
+use crate::sandbox::live::lock;
+use crate::sandbox::{Capture, GuestCache, Host, Outcome};
+
+/// How often a stopped guest is told again to stop, until its thread returns (a stop that
+/// arrives while the guest is in a host function takes effect on its next instruction).
+const KILL_AGAIN: Duration = Duration::from_millis(20);
+
+/// How much of the executor's own output is kept for error messages.
+const MAX_EXECUTOR_OUTPUT: usize = 64 << 10;
+
+/// The installed guest, with the `hyperlight` files checked.
+pub(crate) fn installed() -> Result<Installed> {
+    let installed = guest::installed().map_err(|missing| hint::error(missing, guest::INSTALL_HINT))?;
+    installed.hyperlight().map_err(|missing| hint::error(missing, guest::INSTALL_HINT))?;
+    Ok(installed)
+}
+
+/// Runs `program` to completion against `host`.
+pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
+    let mut guest_cache = None;
+    let ended = installed().and_then(|installed| execute(program, host, &installed, &mut guest_cache));
+    ended::outcome("hyperlight", host, guest_cache, ended)
+}
+
+/// A guest ready to run with `wiring`: restored from the sealed snapshot, or booted,
+/// prepared and snapshotted first when there is none (or it changed).
+fn prepare(installed: &Installed, heap: u64, wiring: Wiring) -> Result<(Loaded, GuestCache)> {
+    let dir = cache::snapshot_dir(installed, heap)?;
+    let status = if !dir.exists() {
+        GuestCache::Compiled
+    } else if cache::sealed(&dir) {
+        // A snapshot this build cannot load (another hypervisor, a CPU of another vendor) is
+        // made again.
+        if let Ok(snapshot) = load_snapshot(&dir, cache::TAG) {
+            return Ok((Loaded::restore(installed, snapshot, wiring)?, GuestCache::Hit));
+        }
+        GuestCache::Recompiled
+    } else {
+        GuestCache::Recompiled
+    };
+    let snapshot = make_snapshot(installed, heap)?;
+    cache::store(&dir, |staging| save_snapshot(&snapshot, staging, cache::TAG))?;
+    Ok((Loaded::restore(installed, snapshot, wiring)?, status))
+}
+
+/// Boots a guest, loads the prelude into it (only then is its fetch answered) and snapshots it.
+fn make_snapshot(
+    installed: &Installed,
+    heap: u64,
+) -> Result<std::sync::Arc<hyperlight_host::sandbox::snapshot::Snapshot>> {
+    let output = Arc::new(Mutex::new(Capture::new(MAX_EXECUTOR_OUTPUT)));
+    let shared = Arc::new(Shared::default());
+    shared.serve_prelude();
+    let wiring = Wiring { stdout: output.clone(), stderr: output.clone(), shared: shared.clone() };
+    let mut loaded = Loaded::boot(installed, heap, wiring)?;
+    let (executor_output, status) =
+        loaded.run(&loader::init_code()).context("loading the prelude into the guest failed")?;
+    let printed = std::mem::replace(&mut *lock(&output), Capture::new(0)).finish().0;
+    let all = format!("{executor_output}{printed}");
+    if status != 0 || !all.trim().is_empty() {
+        bail!("loading the prelude into the guest failed:\n{}", all.trim_end());
+    }
+    loaded.snapshot()
+}
+
+/// Runs the guest on its own thread and serves its tool calls on this one.
+fn execute(
+    program: &str,
+    host: &mut Host,
+    installed: &Installed,
+    guest_cache: &mut Option<GuestCache>,
+) -> Result<Ended> {
+    let nonce = bridge::nonce();
+    let code = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host), &nonce);
+    let heap = u64::try_from(host.limits().max_memory).unwrap_or(u64::MAX);
+    let wiring = Wiring {
+        stdout: host.live().stdout().clone(),
+        stderr: host.live().stderr().clone(),
+        shared: Arc::new(Shared::default()),
+    };
+    let shared = wiring.shared.clone();
+    let (to_host, messages) = mpsc::channel::<FromGuest>();
+    // Preparing the guest is not the program's time: the watchdog waits too.
+    host.hold_clock();
+    let (cache_status, ended) = std::thread::scope(|scope| {
+        let guest = std::thread::Builder::new().name("hyperlight".into()).spawn_scoped(scope, move || {
+            let started = Instant::now();
+            let (mut loaded, status) = prepare(installed, heap, wiring)?;
+            let (deadline, answer) = mpsc::channel();
+            let _ = to_host.send(FromGuest::Loaded { waited: started.elapsed(), deadline });
+            let deadline = answer.recv().unwrap_or_else(|_| Instant::now());
+            let interrupt = loaded.interrupt();
+            shared.start(Some(to_host), nonce, deadline, interrupt.clone());
+            let done = AtomicBool::new(false);
+            let ran = std::thread::scope(|scope| {
+                scope.spawn(|| stop_at(deadline, &done, interrupt.as_ref()));
+                let ran = loaded.run(&code);
+                done.store(true, Ordering::Release);
+                ran
+            });
+            let learnt = shared.finish();
+            let mut ended = Ended { stop: learnt.stop, exited: learnt.exited, ..Ended::with_report(learnt.report) };
+            match ran {
+                Ok((output, status)) => {
+                    ended.executor_output = output;
+                    if status != 0 {
+                        ended.failure = Some(format!("the prelude failed (exit code {status})"));
+                    }
+                }
+                Err(err) if ended.stop.is_none() && ended.exited.is_none() => {
+                    if Instant::now() >= deadline {
+                        ended.timed_out = true;
+                    } else {
+                        let message = format!("{err:#}");
+                        // The guest's allocator ran out of its heap, which is the memory limit.
+                        ended.memory_refused = message.contains("Out of physical memory");
+                        ended.failure = Some(message);
+                    }
+                }
+                Err(_) => {}
+            }
+            anyhow::Ok((status, ended))
+        });
+        let guest = guest.context("failed to start the guest thread")?;
+        for message in messages {
+            match message {
+                FromGuest::Loaded { waited, deadline } => {
+                    host.extend_deadline(waited);
+                    let _ = deadline.send(host.deadline());
+                }
+                FromGuest::Call(call) => {
+                    // A result comes into the guest through its input buffer.
+                    let reply = bridge::dispatch(host, &call.name, &call.args_json, IO_BUFFER_SIZE - (64 << 10));
+                    let _ = call.reply.send(reply);
+                }
+            }
+        }
+        guest.join().map_err(|_| anyhow::anyhow!("the guest thread panicked"))?
+    })
+    .map(|(status, ended)| (Some(status), ended))?;
+    *guest_cache = cache_status;
+    Ok(ended)
+}
+
+/// Stops the guest at `deadline`, and again every [`KILL_AGAIN`] until `done`.
+fn stop_at(deadline: Instant, done: &AtomicBool, interrupt: &dyn InterruptHandle) {
+    while !done.load(Ordering::Acquire) {
+        let now = Instant::now();
+        if now >= deadline {
+            interrupt.kill();
+            std::thread::sleep(KILL_AGAIN);
+        } else {
+            std::thread::sleep((deadline - now).min(KILL_AGAIN));
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The `hyperlight` backend: the CPython guest in a micro-VM, with the same tools, confinement,
+//! limits and output as `wasm`. Each test needs a hypervisor on which a Hyperlight guest
+//! starts; where `codeact preflight --backend hyperlight` finds none (a kvm-pvm host, say) it
+//! says so on stderr and skips, except that `CODEACT_REQUIRE_HYPERLIGHT=1` — which
+//! `tests/vm/hyperlight.sh` sets inside its VM, where one does start — makes that a failure.
+//! The tests that need none (the fallback where no micro-VM starts) run everywhere.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::support::{TestEnv, wasm_guest};
+
+/// The shared guest and a cache for this boot's snapshot: (guest dir, cache dir), or why no
+/// micro-VM starts here.
+fn shared() -> &'static Result<(PathBuf, PathBuf), String> {
+    static SHARED: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        let in_vm = std::env::var_os("CODEACT_REQUIRE_HYPERLIGHT").is_some();
+        let (guest, cache) = if in_vm {
+            // The guest was installed on the host, which sees the same `target/`; the snapshot
+            // is made here, where a micro-VM starts.
+            let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/it-guest");
+            (root.join("guest"), std::env::temp_dir().join("codeact-it-hyperlight-cache"))
+        } else {
+            wasm_guest().clone()
+        };
+        let env = TestEnv::new()
+            .env("CODEACT_GUEST_DIR", &guest.to_string_lossy())
+            .env("CODEACT_CACHE_DIR", &cache.to_string_lossy());
+        let out = env.run(&["preflight", "--backend", "hyperlight"], "");
+        if out.code != 0 {
+            let why = format!("no Hyperlight micro-VM here:\n{}{}", out.stdout, out.stderr);
+            assert!(!in_vm, "CODEACT_REQUIRE_HYPERLIGHT is set, but {why}");
+            return Err(why);
+        }
+        // Make the snapshot now, once, rather than in many tests at the same time.
+        let out = env.run(&["run", "--backend", "hyperlight", "--code", "print(1)"], "");
+        assert_eq!(out.stdout, "1\n", "{}", out.stderr);
+        Ok((guest, cache))
+    })
+}
+
+/// A test environment with the fixture workspace on the shared guest, or `None` (after saying
+/// why on stderr) where no micro-VM starts.
+fn hyperlight_env() -> Option<TestEnv> {
+    match shared() {
+        Ok((guest, cache)) => Some(
+            TestEnv::with_fixture_workspace()
+                .env("CODEACT_GUEST_DIR", &guest.to_string_lossy())
+                .env("CODEACT_CACHE_DIR", &cache.to_string_lossy()),
+        ),
+        Err(why) => {
+            #[expect(clippy::print_stderr, reason = "a skipped test says why")]
+            {
+                eprintln!("skipped: {why}");
+            }
+            None
+        }
+    }
+}
+
+fn run_json(env: &TestEnv, args: &[&str], code: &str) -> Value {
+    let mut all = vec!["run", "--backend", "hyperlight", "--json"];
+    all.extend_from_slice(args);
+    let out = env.run(&all, code);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|_| panic!("not JSON:\n{}\n{}", out.stdout, out.stderr))
+}
+
+fn stdout_of(env: &TestEnv, code: &str) -> String {
+    let json = run_json(env, &[], code);
+    assert_eq!(json["success"], true, "{json}");
+    assert_eq!(json["backend"], "hyperlight");
+    json["stdout"].as_str().unwrap_or_default().to_owned()
+}
+
+fn error_of(env: &TestEnv, args: &[&str], code: &str) -> (String, String) {
+    let json = run_json(env, args, code);
+    assert_eq!(json["success"], false, "{json}");
+    assert_eq!(json["backend"], "hyperlight");
+    (json["error"]["type"].as_str().unwrap_or_default().to_owned(), json["error"]["message"].to_string())
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn full_cpython_runs_with_its_standard_library() {
+    let Some(env) = hyperlight_env() else { return };
+    let code = "import sys, json, re, pathlib, dataclasses, collections, itertools, decimal, fractions, textwrap\n\
+                @dataclasses.dataclass\nclass P:\n    x: int\n\
+                print(sys.version_info[:2], json.dumps({'a': [1, 2]}), re.sub('a+', 'b', 'caaat'))\n\
+                print(P(3), collections.Counter('abca').most_common(1), list(itertools.islice(itertools.count(), 3)))\n\
+                print(decimal.Decimal('1.1') + decimal.Decimal('2.2'), fractions.Fraction(1, 3) * 3)\n\
+                print(pathlib.PurePosixPath('a/b.txt').suffix)\n\
+                {'answer': 6 * 7}\n";
+    let json = run_json(&env, &[], code);
+    assert_eq!(json["success"], true, "{json}");
+    assert_eq!(
+        json["stdout"], "(3, 14) {\"a\": [1, 2]} cbt\nP(x=3) [('a', 2)] [0, 1, 2]\n3.3 1\n.txt\n{'answer': 42}\n",
+        "{json}"
+    );
+    assert_eq!(json["return_value"], serde_json::json!({"answer": 42}));
+    assert_eq!(json["backend"], "hyperlight");
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn tools_are_functions_and_their_errors_are_exceptions() {
+    let Some(env) = hyperlight_env() else { return };
+    let code = "files = glob(pattern='src/*.py')\n\
+                print(sorted(files))\n\
+                print(view(path='README.md').splitlines()[0])\n\
+                print(len(call_tool('grep', pattern='def ', paths='src')) > 0)\n\
+                for attempt in [lambda: view(path='missing.txt'), lambda: view(nope=1), lambda: no_such_tool()]:\n    \
+                    try:\n        attempt()\n    except Exception as exc:\n        print(type(exc).__name__)\n";
+    let json = run_json(&env, &[], code);
+    assert_eq!(json["success"], true, "{json}");
+    let out = json["stdout"].as_str().unwrap_or_default();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains("src/app.py"), "{out}");
+    assert_eq!(lines[2], "True", "{out}");
+    assert_eq!(&lines[3..], ["FileNotFoundError", "TypeError", "NameError"], "{out}");
+    assert!(json["tool_calls"].as_u64().unwrap_or(0) >= 3, "{json}");
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn the_tools_and_open_cannot_leave_the_workspace() {
+    let Some(env) = hyperlight_env() else { return };
+    let env = env.outside_file("secret.txt", "OUTSIDE-SECRET");
+    let outside = env.outside().join("secret.txt");
+    let code = format!(
+        "for attempt in [lambda: view(path='../outside/secret.txt'), lambda: view(path={outside:?}),\n\
+         lambda: open({outside:?}).read(), lambda: open('/etc/passwd').read(), lambda: open('src/app.py').read(),\n\
+         lambda: open('/python/../../etc/passwd').read(), lambda: open('/python/evil.py', 'w')]:\n    \
+             try:\n        print('READ', attempt()[:20])\n    except Exception as exc:\n        print(type(exc).__name__)\n",
+        outside = outside.display().to_string()
+    );
+    let out = stdout_of(&env, &code);
+    assert!(!out.contains("READ") && !out.contains("OUTSIDE-SECRET"), "{out}");
+    assert_eq!(out.lines().count(), 7, "{out}");
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn the_guest_has_no_environment_sockets_or_processes() {
+    let Some(env) = hyperlight_env() else { return };
+    let env = env.env("CODEACT_TEST_SECRET", "hunter2");
+    let code = "import os, socket, subprocess\nresults = [dict(os.environ), os.getenv('CODEACT_TEST_SECRET')]\n\
+                for attempt in [lambda: socket.create_connection(('127.0.0.1', 80), timeout=2),\n\
+                                lambda: socket.getaddrinfo('example.com', 80), lambda: subprocess.run(['true'])]:\n    \
+                    try:\n        attempt()\n        results.append('REACHED')\n    except Exception as exc:\n        results.append('refused')\n\
+                print(results)\n";
+    assert_eq!(stdout_of(&env, code), "[{}, None, 'refused', 'refused', 'refused']\n");
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn a_cpu_loop_and_a_long_sleep_stop_at_the_time_limit() {
+    let Some(env) = hyperlight_env() else { return };
+    for code in ["while True:\n    pass\n", "import time\ntime.sleep(60)\nprint('woke')\n"] {
+        let started = std::time::Instant::now();
+        let (kind, message) = error_of(&env, &["--timeout", "2"], code);
+        assert_eq!(kind, "TimeoutError", "{message}");
+        // Emulated micro-VMs are slow to start; the program itself got its 2 seconds.
+        assert!(started.elapsed() < std::time::Duration::from_mins(1), "{:?}", started.elapsed());
+    }
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn a_memory_bomb_is_a_memory_error() {
+    let Some(env) = hyperlight_env() else { return };
+    let (kind, message) = error_of(&env, &[], "chunks = []\nwhile True:\n    chunks.append(bytearray(64 << 20))\n");
+    assert_eq!(kind, "MemoryError", "{message}");
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn runs_share_no_state() {
+    let Some(env) = hyperlight_env() else { return };
+    let code = "import builtins, sys\ntry:\n    print(leftover)\nexcept NameError:\n    print('fresh')\n\
+                builtins.leftover = 1\nsys.modules['json'] = None\nbuiltins.len = None\n";
+    assert_eq!(stdout_of(&env, code), "fresh\n");
+    assert_eq!(stdout_of(&env, code), "fresh\n");
+    assert_eq!(stdout_of(&env, "import json\nprint(len(json.dumps([1])))\n"), "3\n");
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn a_changed_snapshot_is_made_again_not_loaded() {
+    let Some(env) = hyperlight_env() else { return };
+    // A cache of its own, so that the shared snapshot stays as it is for the other tests.
+    let cache = env.root().join("cache");
+    let env = env.env("CODEACT_CACHE_DIR", &cache.to_string_lossy());
+    assert_eq!(run_json(&env, &[], "print(1)")["guest_cache"], "compiled");
+    assert_eq!(run_json(&env, &[], "print(2)")["guest_cache"], "hit");
+    let blobs = std::fs::read_dir(cache.join("hyperlight"))
+        .expect("snapshot cache")
+        .map(|entry| entry.expect("entry").path())
+        .find(|path| path.is_dir())
+        .expect("a snapshot directory")
+        .join("blobs/sha256");
+    let largest = std::fs::read_dir(&blobs)
+        .expect("blobs")
+        .map(|entry| entry.expect("entry").path())
+        .max_by_key(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
+        .expect("a blob");
+    let mut bytes = std::fs::read(&largest).expect("read blob");
+    let middle = bytes.len() / 2;
+    for byte in &mut bytes[middle..middle + 4096] {
+        *byte ^= 0xFF;
+    }
+    std::fs::write(&largest, &bytes).expect("tamper");
+    let json = run_json(&env, &[], "print(3)");
+    assert_eq!(json["success"], true, "{json}");
+    assert_eq!(json["stdout"], "3\n");
+    assert_eq!(json["guest_cache"], "recompiled", "{json}");
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn commands_know_the_hyperlight_backend() {
+    let Some(env) = hyperlight_env() else { return };
+    let out = env.run(&["preflight", "--backend", "hyperlight"], "");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let out = env.run(&["detect"], "");
+    assert!(out.stdout.starts_with("auto picks hyperlight"), "{}", out.stdout);
+    let json = run_json(&env, &[], "print(1)");
+    assert_eq!(json["backend"], "hyperlight");
+    let auto = env.run(&["run", "--json", "--code", "print(1)"], "");
+    assert!(auto.stdout.contains("\"backend\": \"hyperlight\""), "{}", auto.stdout);
+}
+
+/// Where no micro-VM starts, the probe says why, `preflight` exits 3 with it, and `auto` falls
+/// back to `wasm` without waiting.
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn where_no_micro_vm_starts_preflight_says_why_and_auto_falls_back() {
+    let Err(_) = shared() else {
+        #[expect(clippy::print_stderr, reason = "a skipped test says why")]
+        {
+            eprintln!("skipped: a Hyperlight micro-VM starts here");
+        }
+        return;
+    };
+    let (guest, cache) = wasm_guest();
+    let env =
+        TestEnv::new().env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &env_cache(cache));
+    let out = env.run(&["preflight", "--backend", "hyperlight"], "");
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("FAIL  micro-VM: no Hyperlight micro-VM starts here: "), "{}", out.stdout);
+    assert!(out.stdout.contains("fix: Hyperlight needs KVM"), "{}", out.stdout);
+    let out = env.run(&["run", "--backend", "hyperlight", "--code", "print(1)"], "");
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("no Hyperlight micro-VM starts here"), "{}", out.stderr);
+    let out = env.run(&["run", "--json", "--code", "print(1)"], "");
+    assert!(out.stdout.contains("\"backend\": \"wasm\""), "{}", out.stdout);
+    // The probe's answer is kept for this boot, so `auto` does not start a micro-VM each run.
+    let kept = std::fs::read_to_string(std::path::Path::new(&env_cache(cache)).join("hyperlight/probe.json"))
+        .expect("the probe's answer is kept");
+    let kept: Value = serde_json::from_str(&kept).expect("JSON");
+    assert!(kept["failure"].as_str().is_some_and(|why| !why.is_empty()), "{kept}");
+}
+
+/// A cache of this test's own, beside the shared one (the probe's answer is kept in it).
+fn env_cache(shared: &std::path::Path) -> String {
+    shared.with_file_name("cache-no-micro-vm").to_string_lossy().into_owned()
+}

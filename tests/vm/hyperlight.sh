@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the `hyperlight` integration tests inside the test VM (tests/vm/run.sh), where a
+# Hyperlight micro-VM can start whatever this machine's own /dev/kvm is. Inside, a test fails
+# rather than skips when no sandbox starts (CODEACT_REQUIRE_HYPERLIGHT=1). Extra arguments go
+# to the test binary (a filter narrows the tests further).
+#
+# Needs the guest wheels in target/guest-wheels (.ci/run fetches them). The test binary is
+# built here, on the host; the VM runs it from the read-only host root.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+binary=$(cargo test --locked --no-run --message-format=json --test it 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("reason") == "compiler-artifact" and message.get("executable") and message["target"]["name"] == "it":
+        print(message["executable"])
+')
+[ -n "$binary" ] || { echo "tests/vm/hyperlight: could not build the integration tests" >&2; exit 1; }
+echo "tests/vm/hyperlight: running $binary in the VM" >&2
+exec tests/vm/run.sh "CODEACT_REQUIRE_HYPERLIGHT=1 RUST_BACKTRACE=1 $binary --include-ignored --test-threads 2 hyperlight:: $*"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Usage: tests/vm/run.sh 'COMMAND' [ARG...]
+#
+# Runs a shell command inside the throwaway test VM (tests/vm/image.sh builds it on first use)
+# and exits with its status. Inside, the host's root is visible read-only, the repository's
+# target/ directory (or $CODEACT_VM_RW) is writable at its own path, /tmp is empty, and the
+# command runs as root in the current directory with the caller's PATH. Arguments after the
+# command are appended to it, each quoted.
+#
+# Exit status: the command's; 124 when the VM ran past $CODEACT_VM_TIMEOUT seconds (default
+# 900); 98 when the image could not be built; 99 when the VM ended without a status.
+# The console goes to stdout and to the job's .log file.
+# Environment: CODEACT_VM_DIR (image and jobs, default target/vm), CODEACT_VM_RW,
+# CODEACT_VM_MEMORY (default 4G), CODEACT_VM_CPUS (default: this machine's, at most 4).
+set -uo pipefail
+[ $# -gt 0 ] || { echo "usage: $0 'COMMAND' [ARG...]" >&2; exit 2; }
+vm_src=$(cd "$(dirname "$0")" && pwd)
+target=$(cd "$vm_src/../.." && pwd -P)/target
+out=${CODEACT_VM_DIR:-$target/vm}
+mkdir -p "$out" && out=$(cd "$out" && pwd -P)
+rw=${CODEACT_VM_RW:-$target}
+rw=$(cd "$rw" && pwd -P)
+case "$out/" in "$rw"/*) ;; *) echo "tests/vm/run: $out must lie inside the writable share $rw" >&2; exit 2 ;; esac
+CODEACT_VM_DIR=$out "$vm_src/image.sh" || { echo "tests/vm/run: the VM image could not be built" >&2; exit 98; }
+
+quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+mkdir -p "$out/jobs"
+find "$out/jobs" -maxdepth 1 -name 'job.*' -mmin +1440 -delete 2>/dev/null
+job=$(mktemp "$out/jobs/job.XXXXXX")
+command=$1; shift
+for arg in "$@"; do command="$command $(quote "$arg")"; done
+{
+  echo "export PATH=$(quote "$PATH")"
+  echo "cd $(quote "$PWD") || exit 97"
+  printf '%s\n' "$command"
+} > "$job"
+
+kernel=$out/vmlinux
+[ -f "$kernel" ] || kernel=$out/vmlinuz
+cpus=${CODEACT_VM_CPUS:-$(nproc)}
+[ "$cpus" -le 4 ] || cpus=4
+append="console=ttyS0 loglevel=4 mitigations=off nokaslr tsc=reliable panic=-1"
+append="$append codeact.job=$(printf '%s' "$job" | base64 -w0) codeact.rw=$(printf '%s' "$rw" | base64 -w0)"
+timeout -k 10 "${CODEACT_VM_TIMEOUT:-900}" qemu-system-x86_64 \
+  -accel tcg,thread=multi -cpu max -smp "$cpus" -m "${CODEACT_VM_MEMORY:-4G}" -machine q35 \
+  -nodefaults -display none -no-reboot -monitor none -serial stdio \
+  -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" -append "$append" \
+  -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
+  -virtfs "local,path=$rw,mount_tag=rw,security_model=none,multidevs=remap" \
+  < /dev/null 2>&1 | tee "$job.log"
+qemu=${PIPESTATUS[0]}
+case $qemu in 124|137) echo "tests/vm/run: the VM ran past ${CODEACT_VM_TIMEOUT:-900} s" >&2; exit 124 ;; esac
+status=$(cat "$job.rc" 2>/dev/null || grep -a -o 'CODEACT-VM-RC=[0-9]*' "$job.log" | tail -n 1 | cut -d= -f2)
+exit "${status:-99}"
