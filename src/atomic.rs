@@ -47,6 +47,30 @@ pub(crate) fn write(path: &Path, bytes: &[u8], access: Access) -> io::Result<()>
     Ok(())
 }
 
+/// Puts a new directory at `dir`, replacing what was there: `fill` writes it as a temporary
+/// sibling (mode 0700, its parents made as needed), which is renamed into place once `fill`
+/// succeeds. A failure leaves `dir` as it was and removes the sibling.
+pub(crate) fn replace_dir(dir: &Path, fill: impl FnOnce(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let parent = dir.parent().context("the directory has no parent")?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent)
+        .with_context(|| format!("failed to create `{}`", parent.display()))?;
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let staging = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .tempdir_in(parent)
+        .with_context(|| format!("failed to create a folder in `{}`", parent.display()))?;
+    fill(staging.path())?;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("failed to replace `{}`", dir.display()))?;
+    }
+    let staged = staging.keep();
+    std::fs::rename(&staged, dir).with_context(|| format!("failed to move `{}` into place", dir.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::MetadataExt as _;

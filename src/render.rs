@@ -18,6 +18,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("reference.md.j2", include_str!("../templates/reference.md.j2")),
     ("python-monty.md.j2", include_str!("../templates/python-monty.md.j2")),
     ("python-wasm.md.j2", include_str!("../templates/python-wasm.md.j2")),
+    ("python-hyperlight.md.j2", include_str!("../templates/python-hyperlight.md.j2")),
     ("codeact.instructions.md.j2", include_str!("../templates/codeact.instructions.md.j2")),
     ("codeact.agent.md.j2", include_str!("../templates/codeact.agent.md.j2")),
 ];

@@ -11,4 +11,4 @@ pub(crate) mod wasm;
 
 pub(crate) use choice::Choice;
 pub(crate) use preflight::{Check, preflight, statuses};
-pub(crate) use select::{Backend, BackendUnavailable, select};
+pub(crate) use select::{Backend, BackendUnavailable, select, select_without_probing};

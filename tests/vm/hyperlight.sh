@@ -16,5 +16,15 @@ for line in sys.stdin:
         print(message["executable"])
 ')
 [ -n "$binary" ] || { echo "tests/vm/hyperlight: could not build the integration tests" >&2; exit 1; }
+
+# The tests' shared guest (as tests/it/support.rs installs it), installed here on the host:
+# inside the VM the repository is read-only but for target/.
+root=$PWD/target/it-guest
+status=$(env -i HOME="$root" CODEACT_GUEST_DIR="$root/guest" CODEACT_CACHE_DIR="$root/cache" \
+  target/debug/codeact guest status --json)
+if ! printf '%s' "$status" | python3 -c 'import json, sys; s = json.load(sys.stdin); sys.exit(0 if s.get("hyperlight", {}).get("installed") else 1)'; then
+  env -i HOME="$root" CODEACT_GUEST_DIR="$root/guest" CODEACT_CACHE_DIR="$root/cache" \
+    target/debug/codeact guest install --from target/guest-wheels
+fi
 echo "tests/vm/hyperlight: running $binary in the VM" >&2
 exec tests/vm/run.sh "CODEACT_REQUIRE_HYPERLIGHT=1 RUST_BACKTRACE=1 $binary --include-ignored --test-threads 2 hyperlight:: $*"

@@ -18,17 +18,11 @@ pub(crate) fn probe(_installed: &Installed) -> Result<(), String> {
     Err(NOT_COMPILED_REASON.to_owned())
 }
 
+pub(crate) fn kept_probe(_installed: &Installed) -> Option<Result<(), String>> {
+    None
+}
+
 pub(crate) fn run(_program: &str, host: &mut Host) -> Outcome {
-    Outcome {
-        stdout: String::new(),
-        truncated: false,
-        stderr: String::new(),
-        return_value: None,
-        return_repr: None,
-        error: Some(ProgramError::internal(format!("the hyperlight backend is not available: {NOT_COMPILED_REASON}"))),
-        backend: "hyperlight",
-        guest_cache: None,
-        duration: host.elapsed(),
-        tool_calls: 0,
-    }
+    let error = ProgramError::internal(format!("the hyperlight backend is not available: {NOT_COMPILED_REASON}"));
+    Outcome::not_run("hyperlight", error, host.elapsed())
 }

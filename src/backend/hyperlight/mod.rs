@@ -6,12 +6,12 @@
 #[cfg(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))]
 mod enabled;
 #[cfg(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))]
-pub(crate) use enabled::{HYPERLIGHT_VERSION, installed, probe, run};
+pub(crate) use enabled::{HYPERLIGHT_VERSION, installed, kept_probe, probe, run};
 
 #[cfg(not(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64")))]
 mod disabled;
 #[cfg(not(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64")))]
-pub(crate) use disabled::{HYPERLIGHT_VERSION, installed, probe, run};
+pub(crate) use disabled::{HYPERLIGHT_VERSION, installed, kept_probe, probe, run};
 
 /// Whether this build carries the backend.
 pub(crate) const COMPILED_IN: bool = cfg!(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"));

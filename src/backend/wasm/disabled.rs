@@ -38,16 +38,5 @@ impl Loading {
 }
 
 pub(crate) fn run(_program: &str, host: &mut Host, _loading: Loading) -> Outcome {
-    Outcome {
-        stdout: String::new(),
-        truncated: false,
-        stderr: String::new(),
-        return_value: None,
-        return_repr: None,
-        error: Some(ProgramError::internal(NOT_COMPILED)),
-        backend: "wasm",
-        guest_cache: None,
-        duration: host.elapsed(),
-        tool_calls: 0,
-    }
+    Outcome::not_run("wasm", ProgramError::internal(NOT_COMPILED), host.elapsed())
 }

@@ -7,7 +7,7 @@
 //! It is made lazily, by the first run that needs it: making it needs a micro-VM that starts,
 //! which `codeact guest install` may not have (it installs on any machine).
 
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -91,6 +91,51 @@ fn files_below(dir: &Path) -> Option<Vec<(String, PathBuf, std::fs::Metadata)>> 
     Some(found)
 }
 
+/// Files this large are made sparse after they are written.
+const SPARSE_FROM: u64 = 1 << 20;
+
+/// The unit of sparseness: a page.
+const PAGE: usize = 4096;
+
+/// Gives the zero pages of `path` back to the file system. A snapshot holds the guest's whole
+/// heap, most of it never touched: hundreds of MB of zeros that need no disk. The contents
+/// read the same, and the snapshot is mapped, not read, when it is loaded.
+fn punch_zero_pages(path: &Path) -> std::io::Result<()> {
+    use std::io::Read as _;
+    let mut file = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
+    let mut buffer = vec![0_u8; 256 * PAGE];
+    let mut offset: u64 = 0;
+    let mut zeros: Option<(u64, u64)> = None;
+    let punch = |file: &std::fs::File, (start, len): (u64, u64)| {
+        rustix::fs::fallocate(
+            file,
+            rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+            start,
+            len,
+        )
+        .map_err(std::io::Error::from)
+    };
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        for page in buffer[..read].chunks(PAGE) {
+            let len = page.len() as u64;
+            if page.iter().all(|&b| b == 0) {
+                zeros = Some(zeros.map_or((offset, len), |(start, run)| (start, run + len)));
+            } else if let Some(run) = zeros.take() {
+                punch(&file, run)?;
+            }
+            offset += len;
+        }
+    }
+    if let Some(run) = zeros {
+        punch(&file, run)?;
+    }
+    Ok(())
+}
+
 /// Whether the snapshot in `dir` is the one this program wrote: the same files, each with
 /// its metadata unchanged since, or failing that its recorded digest.
 pub(super) fn sealed(dir: &Path) -> bool {
@@ -100,37 +145,47 @@ pub(super) fn sealed(dir: &Path) -> bool {
     if files.len() != seals.len() {
         return false;
     }
-    files.iter().zip(&seals).all(|((relative, path, meta), seal)| {
+    let mut moved = false;
+    let same = files.iter().zip(&seals).all(|((relative, path, meta), seal)| {
         if *relative != seal.path {
             return false;
         }
         if FileSeal::of(relative.clone(), meta, seal.sha256.clone()) == *seal {
             return true;
         }
+        moved = true;
         std::fs::read(path).is_ok_and(|bytes| sha256_hex(&bytes) == seal.sha256)
-    })
+    });
+    if same && moved {
+        // Same contents, new metadata (copied, touched): record the new metadata.
+        let resealed: Vec<FileSeal> = files
+            .into_iter()
+            .zip(seals)
+            .map(|((relative, _, meta), seal)| FileSeal::of(relative, &meta, seal.sha256))
+            .collect();
+        let _ = write_seal(dir, &resealed);
+    }
+    same
+}
+
+fn write_seal(dir: &Path, seals: &[FileSeal]) -> Result<()> {
+    atomic::write(&seal_path(dir), serde_json::to_string(seals)?.as_bytes(), Access::Private)
+        .with_context(|| format!("failed to seal `{}`", dir.display()))
 }
 
 /// Writes a snapshot into `dir` with `save`, which writes into the empty directory it is
 /// given: into a temporary sibling first, sealed and moved into place when complete.
 pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let parent = dir.parent().context("the snapshot directory has no parent")?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(parent)
-        .with_context(|| format!("failed to create `{}`", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".snapshot-")
-        .tempdir_in(parent)
-        .with_context(|| format!("failed to create a folder in `{}`", parent.display()))?;
-    save(staging.path())?;
     let _ = std::fs::remove_file(seal_path(dir));
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("failed to replace `{}`", dir.display()))?;
-    }
-    let staged = staging.keep();
-    std::fs::rename(&staged, dir).with_context(|| format!("failed to move the snapshot into `{}`", dir.display()))?;
+    atomic::replace_dir(dir, |staging| {
+        save(staging)?;
+        for (_, path, meta) in files_below(staging).unwrap_or_default() {
+            if meta.len() >= SPARSE_FROM {
+                punch_zero_pages(&path).with_context(|| format!("failed to make `{}` sparse", path.display()))?;
+            }
+        }
+        Ok(())
+    })?;
     let files = files_below(dir).context("the saved snapshot holds something that is not a file")?;
     let mut seals = Vec::with_capacity(files.len());
     for (relative, path, meta) in files {
@@ -142,6 +197,5 @@ pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Resul
         };
         seals.push(FileSeal::of(relative, &meta, digest));
     }
-    atomic::write(&seal_path(dir), serde_json::to_string(&seals)?.as_bytes(), Access::Private)
-        .with_context(|| format!("failed to seal `{}`", dir.display()))
+    write_seal(dir, &seals)
 }

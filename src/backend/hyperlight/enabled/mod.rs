@@ -14,7 +14,7 @@ mod sandbox;
 mod state;
 mod wasi;
 
-pub(crate) use probe::probe;
+pub(crate) use probe::{kept_probe, probe};
 pub(crate) use run::{installed, run};
 
 /// The hyperlight-host version compiled in (the one the guest runtime was built against).

@@ -32,20 +32,28 @@ fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_owned()).unwrap_or_default()
 }
 
+/// The answer kept for this boot, if a probe gave one.
+pub(crate) fn kept_probe(installed: &Installed) -> Option<Result<(), String>> {
+    let files = installed.hyperlight().ok()?;
+    let boot = boot_id();
+    let text = std::fs::read_to_string(kept_path()?).ok()?;
+    let kept = serde_json::from_str::<Kept>(&text).ok()?;
+    let current = !boot.is_empty()
+        && kept.boot == boot
+        && kept.runtime == files.runtime_sha256
+        && kept.codeact == env!("CARGO_PKG_VERSION");
+    current.then(|| kept.failure.map_or(Ok(()), Err))
+}
+
 /// Whether a micro-VM starts here with the installed runtime, or why not; from the answer
 /// kept for this boot when there is one.
 pub(crate) fn probe(installed: &Installed) -> Result<(), String> {
+    if let Some(kept) = kept_probe(installed) {
+        return kept;
+    }
     let files = installed.hyperlight().map_err(|missing| missing.to_string())?;
     let (boot, runtime, codeact) = (boot_id(), files.runtime_sha256.clone(), env!("CARGO_PKG_VERSION").to_owned());
     let path = kept_path();
-    let kept = path
-        .as_ref()
-        .and_then(|path| std::fs::read_to_string(path).ok())
-        .and_then(|text| serde_json::from_str::<Kept>(&text).ok())
-        .filter(|kept| !boot.is_empty() && kept.boot == boot && kept.runtime == runtime && kept.codeact == codeact);
-    if let Some(kept) = kept {
-        return kept.failure.map_or(Ok(()), Err);
-    }
     let failure = start(installed).err().map(|err| format!("{err:#}"));
     if let Some(path) = path {
         let kept = Kept { boot, runtime, codeact, failure: failure.clone() };
