@@ -256,3 +256,31 @@ fn write_tree(dest: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ELF header whose section header table ends `len` bytes after it.
+    fn elf_header(len: u64) -> Vec<u8> {
+        let mut header = vec![0_u8; 64];
+        header[..6].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1]);
+        header[0x28..0x30].copy_from_slice(&(len - 64).to_le_bytes());
+        header[0x3a..0x3c].copy_from_slice(&64_u16.to_le_bytes());
+        header[0x3c..0x3e].copy_from_slice(&1_u16.to_le_bytes());
+        header
+    }
+
+    #[test]
+    fn an_embedded_elf_without_the_pinned_digest_is_not_the_runtime() {
+        // The carrier's own header, then an ELF that is not the pinned runtime, then one whose
+        // section table would end past the carrier: none is taken, nothing reads out of bounds.
+        let mut blob = elf_header(4096);
+        blob.extend(vec![1_u8; 100]);
+        blob.extend(elf_header(128));
+        blob.extend(vec![2_u8; 64]);
+        blob.extend(elf_header(1 << 40));
+        let err = find_runtime(&blob).unwrap_err().to_string();
+        assert!(err.contains("carries no Hyperlight guest runtime with the pinned SHA-256"), "{err}");
+    }
+}

@@ -106,14 +106,20 @@ fn punch_zero_pages(path: &Path) -> std::io::Result<()> {
     let mut buffer = vec![0_u8; 256 * PAGE];
     let mut offset: u64 = 0;
     let mut zeros: Option<(u64, u64)> = None;
-    let punch = |file: &std::fs::File, (start, len): (u64, u64)| {
-        rustix::fs::fallocate(
-            file,
-            rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
-            start,
-            len,
-        )
-        .map_err(std::io::Error::from)
+    // A file system that cannot punch holes keeps the zeros: the snapshot is only larger.
+    let mut unsupported = false;
+    let mut punch = |file: &std::fs::File, (start, len): (u64, u64)| {
+        if unsupported {
+            return Ok(());
+        }
+        let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+        match rustix::fs::fallocate(file, flags, start, len) {
+            Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => {
+                unsupported = true;
+                Ok(())
+            }
+            other => other.map_err(std::io::Error::from),
+        }
     };
     loop {
         let read = file.read(&mut buffer)?;
@@ -176,7 +182,6 @@ fn write_seal(dir: &Path, seals: &[FileSeal]) -> Result<()> {
 /// Writes a snapshot into `dir` with `save`, which writes into the empty directory it is
 /// given: into a temporary sibling first, sealed and moved into place when complete.
 pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let _ = std::fs::remove_file(seal_path(dir));
     atomic::replace_dir(dir, |staging| {
         save(staging)?;
         for (_, path, meta) in files_below(staging).unwrap_or_default() {
@@ -198,4 +203,70 @@ pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Resul
         seals.push(FileSeal::of(relative, &meta, digest));
     }
     write_seal(dir, &seals)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt as _;
+
+    use super::*;
+
+    fn write_snapshot(staging: &Path, blob: &[u8]) -> Result<()> {
+        std::fs::create_dir_all(staging.join("blobs/sha256"))?;
+        std::fs::write(staging.join("blobs/sha256").join(sha256_hex(blob)), blob)?;
+        std::fs::write(staging.join("index.json"), b"{}")?;
+        Ok(())
+    }
+
+    /// Whether the file system under `dir` punches holes.
+    fn punches_holes(dir: &Path) -> bool {
+        let file = std::fs::File::create(dir.join("probe")).unwrap();
+        file.set_len(1 << 20).unwrap();
+        let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+        rustix::fs::fallocate(&file, flags, 0, 1 << 20).is_ok()
+    }
+
+    #[test]
+    fn a_stored_snapshot_is_sealed_sparse_and_unsealed_by_any_change() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("snapshot-x");
+        // Zeros around one page of data, as a snapshot's heap is.
+        let mut blob = vec![0_u8; 4 << 20];
+        blob[2 << 20..(2 << 20) + PAGE].fill(7);
+        store(&dir, |staging| write_snapshot(staging, &blob)).unwrap();
+        assert!(sealed(&dir));
+        let path = dir.join("blobs/sha256").join(sha256_hex(&blob));
+        assert_eq!(std::fs::read(&path).unwrap(), blob, "punching holes changed the contents");
+        if punches_holes(temp.path()) {
+            // The zeros take no blocks (of 512 bytes) any more.
+            assert!(std::fs::metadata(&path).unwrap().blocks() * 512 < 1 << 20);
+        }
+        // Touched with the same contents: still sealed.
+        std::fs::write(dir.join("index.json"), b"{}").unwrap();
+        assert!(sealed(&dir));
+        // A changed byte, a file added, or a file gone: not sealed.
+        let mut changed = blob.clone();
+        changed[3 << 20] = 1;
+        std::fs::write(&path, &changed).unwrap();
+        assert!(!sealed(&dir));
+        std::fs::write(&path, &blob).unwrap();
+        assert!(sealed(&dir));
+        std::fs::write(dir.join("extra"), b"x").unwrap();
+        assert!(!sealed(&dir));
+        std::fs::remove_file(dir.join("extra")).unwrap();
+        std::fs::remove_file(dir.join("index.json")).unwrap();
+        assert!(!sealed(&dir));
+    }
+
+    #[test]
+    fn storing_again_replaces_the_snapshot_and_a_failed_save_keeps_the_old_one() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("snapshot-x");
+        store(&dir, |staging| write_snapshot(staging, b"one")).unwrap();
+        assert!(store(&dir, |_| Err(anyhow::anyhow!("no micro-VM"))).is_err());
+        assert!(dir.join("blobs/sha256").join(sha256_hex(b"one")).is_file());
+        store(&dir, |staging| write_snapshot(staging, b"two")).unwrap();
+        assert!(sealed(&dir));
+        assert!(!dir.join("blobs/sha256").join(sha256_hex(b"one")).exists());
+    }
 }
