@@ -3,20 +3,23 @@
 #
 # Loads the modules in /modules/order (virtio, 9p, kvm, kvm_amd), mounts the host's root
 # read-only from the 9p share "host" and the writable share "rw" at the path it has on the
-# host, gives the host root fresh /proc, /sys, /dev, /run and /tmp, and runs the script named
-# by `codeact.job=<base64 path>` on the kernel command line there, chrooted, as root. Its exit
-# status goes to <job>.rc and to the console as CODEACT-VM-RC=<status>; then the VM powers off.
+# host, gives the host root fresh /proc, /sys, /dev, /run and /tmp (a repository that lies in
+# the host's /tmp stays visible at its path), and runs the script named by
+# `codeact.job=<base64 path>` on the kernel command line there, chrooted, as root, in
+# `codeact.cwd=<base64 path>`. Its exit status goes to <job>.rc and to the console as
+# CODEACT-VM-RC=<status>; then the VM powers off.
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 
-job=; rw=
+job=; rw=; cwd=
 for arg in $(cat /proc/cmdline); do
   case $arg in
     codeact.job=*) job=$(echo "${arg#codeact.job=}" | base64 -d) ;;
     codeact.rw=*) rw=$(echo "${arg#codeact.rw=}" | base64 -d) ;;
+    codeact.cwd=*) cwd=$(echo "${arg#codeact.cwd=}" | base64 -d) ;;
   esac
 done
 
@@ -34,7 +37,16 @@ if mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose host
   mount -t devpts devpts /host/dev/pts
   mount -t tmpfs tmpfs /host/dev/shm
   mount -t tmpfs tmpfs /host/run
+  mkdir -p /hosttmp
+  mount --bind /host/tmp /hosttmp
   mount -t tmpfs -o mode=1777 tmpfs /host/tmp
+  case $cwd in
+    /tmp/*) mkdir -p "/host$cwd" && mount --bind "/hosttmp${cwd#/tmp}" "/host$cwd" \
+              || echo "CODEACT-VM: showing $cwd failed" ;;
+  esac
+  case $rw in
+    /tmp/*) mkdir -p "/host$rw" ;;
+  esac
   if [ -n "$rw" ]; then
     mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rw "/host$rw" \
       || echo "CODEACT-VM: mounting the writable share at $rw failed"

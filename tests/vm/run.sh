@@ -41,6 +41,7 @@ cpus=${CODEACT_VM_CPUS:-$(nproc)}
 [ "$cpus" -le 4 ] || cpus=4
 append="console=ttyS0 loglevel=4 mitigations=off nokaslr tsc=reliable panic=-1"
 append="$append codeact.job=$(printf '%s' "$job" | base64 -w0) codeact.rw=$(printf '%s' "$rw" | base64 -w0)"
+append="$append codeact.cwd=$(printf '%s' "$PWD" | base64 -w0)"
 timeout -k 10 "${CODEACT_VM_TIMEOUT:-900}" qemu-system-x86_64 \
   -accel tcg,thread=multi -cpu max -smp "$cpus" -m "${CODEACT_VM_MEMORY:-4G}" -machine q35 \
   -nodefaults -display none -no-reboot -monitor none -serial stdio \
