@@ -179,10 +179,14 @@ fn a_memory_bomb_is_a_memory_error() {
 #[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
 fn runs_share_no_state() {
     let Some(env) = hyperlight_env() else { return };
-    let code = "import builtins, sys\ntry:\n    print(leftover)\nexcept NameError:\n    print('fresh')\n\
+    // Only the snapshot's initialisation is served the prelude, and its entry point has left the
+    // builtins before the program starts.
+    let code = "import builtins, sys\nfrom wit_world.imports import tools\ntry:\n    print(leftover)\nexcept NameError:\n    print('fresh')\n\
+                try:\n    tools.dispatch('__codeact_prelude', '')\n    print('answered')\nexcept Exception:\n    print('refused')\n\
+                print(hasattr(builtins, '__codeact_main'))\n\
                 builtins.leftover = 1\nsys.modules['json'] = None\nbuiltins.len = None\n";
-    assert_eq!(stdout_of(&env, code), "fresh\n");
-    assert_eq!(stdout_of(&env, code), "fresh\n");
+    assert_eq!(stdout_of(&env, code), "fresh\nrefused\nFalse\n");
+    assert_eq!(stdout_of(&env, code), "fresh\nrefused\nFalse\n");
     // In text mode, the last expression's value is printed after the output.
     let out = env.run(&["run", "--backend", "hyperlight"], "import json\nprint('ok')\nlen(json.dumps([1]))\n");
     assert_eq!(out.stdout, "ok\n3\n", "{}", out.stderr);
@@ -253,6 +257,9 @@ fn commands_know_the_hyperlight_backend() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let out = env.run(&["detect"], "");
     assert!(out.stdout.starts_with("auto picks hyperlight"), "{}", out.stdout);
+    let out = env.run(&["instructions", "--backend", "hyperlight"], "");
+    assert!(out.stdout.contains("full CPython 3.14 (Hyperlight micro-VM)"), "{}", out.stdout);
+    assert!(out.stdout.contains("run --backend hyperlight"), "{}", out.stdout);
     let json = run_json(&env, &[], "print(1)");
     assert_eq!(json["backend"], "hyperlight");
     assert_eq!(json["guest_cache"], "hit", "{json}");
