@@ -19,6 +19,21 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&sha2::Sha256::digest(bytes))
 }
 
+/// Lowercase hex SHA-256 of the file at `path`, read in pieces (caches hold files of
+/// hundreds of MB).
+#[cfg_attr(
+    all(
+        not(test),
+        not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64")))
+    ),
+    expect(dead_code, reason = "only the guest backends' caches are checked this way")
+)]
+pub(crate) fn sha256_file_hex(path: &std::path::Path) -> std::io::Result<String> {
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
+}
+
 /// The SHA-256 of `bytes`.
 #[must_use]
 pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
@@ -31,5 +46,9 @@ mod tests {
     fn digests_are_lowercase_hex() {
         assert_eq!(super::hex(&[0, 15, 255]), "000fff");
         assert_eq!(super::sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("f");
+        std::fs::write(&path, vec![7_u8; 200_000]).unwrap();
+        assert_eq!(super::sha256_file_hex(&path).unwrap(), super::sha256_hex(&vec![7_u8; 200_000]));
     }
 }

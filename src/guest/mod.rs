@@ -7,12 +7,21 @@
 //! (`wasm` and `hyperlight`) find it with [`manifest::installed`] and talk to it through
 //! [`bridge`] and the Python prelude ([`loader`]), which are not specific to any one runtime.
 
-#[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
+#[cfg_attr(
+    not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
+    expect(dead_code, reason = "only the wasm and hyperlight backends run the guest")
+)]
 pub(crate) mod bridge;
-#[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
+#[cfg_attr(
+    not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
+    expect(dead_code, reason = "only the wasm and hyperlight backends run the guest")
+)]
 pub(crate) mod ended;
 pub(crate) mod install;
-#[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
+#[cfg_attr(
+    not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
+    expect(dead_code, reason = "only the wasm and hyperlight backends run the guest")
+)]
 pub(crate) mod loader;
 pub(crate) mod manifest;
 

@@ -19,7 +19,10 @@ pub(crate) const MAX_TRACEBACK: usize = 8 * 1024;
 pub(crate) const MAX_MESSAGE: usize = 4 * 1024;
 
 /// What became of the compiled guest a CPython backend loads.
-#[cfg_attr(not(feature = "wasm"), expect(dead_code, reason = "only the wasm backend runs the guest"))]
+#[cfg_attr(
+    not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
+    expect(dead_code, reason = "only the wasm and hyperlight backends run the guest")
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GuestCache {
     /// The cached compilation was loaded.

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::HYPERLIGHT_VERSION;
 use crate::atomic::{self, Access};
-use crate::digest::sha256_hex;
+use crate::digest::{sha256_file_hex, sha256_hex};
 use crate::dirs;
 use crate::guest::{Installed, loader};
 
@@ -160,7 +160,7 @@ pub(super) fn sealed(dir: &Path) -> bool {
             return true;
         }
         moved = true;
-        std::fs::read(path).is_ok_and(|bytes| sha256_hex(&bytes) == seal.sha256)
+        sha256_file_hex(path).is_ok_and(|digest| digest == seal.sha256)
     });
     if same && moved {
         // Same contents, new metadata (copied, touched): record the new metadata.
@@ -180,28 +180,30 @@ fn write_seal(dir: &Path, seals: &[FileSeal]) -> Result<()> {
 }
 
 /// Writes a snapshot into `dir` with `save`, which writes into the empty directory it is
-/// given: into a temporary sibling first, sealed and moved into place when complete.
+/// given: into a temporary sibling first, made sparse and sealed, and moved into place when
+/// complete (a rename leaves what the seal records of the files as it is).
 pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let mut seals = Vec::new();
     atomic::replace_dir(dir, |staging| {
         save(staging)?;
-        for (_, path, meta) in files_below(staging).unwrap_or_default() {
-            if meta.len() >= SPARSE_FROM {
+        let files = files_below(staging).context("the saved snapshot holds something that is not a file")?;
+        for (relative, path, meta) in files {
+            let meta = if meta.len() >= SPARSE_FROM {
                 punch_zero_pages(&path).with_context(|| format!("failed to make `{}` sparse", path.display()))?;
-            }
+                std::fs::metadata(&path)?
+            } else {
+                meta
+            };
+            // The snapshot's memory (hundreds of MB) is in blobs named after their SHA-256,
+            // which hyperlight-host computed as it wrote them; the small files are hashed here.
+            let digest = match relative.strip_prefix("blobs/sha256/") {
+                Some(name) if name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit()) => name.to_owned(),
+                _ => sha256_file_hex(&path).with_context(|| format!("failed to read `{}`", path.display()))?,
+            };
+            seals.push(FileSeal::of(relative, &meta, digest));
         }
         Ok(())
     })?;
-    let files = files_below(dir).context("the saved snapshot holds something that is not a file")?;
-    let mut seals = Vec::with_capacity(files.len());
-    for (relative, path, meta) in files {
-        // The snapshot's memory (hundreds of MB) is in blobs named after their SHA-256, which
-        // hyperlight-host computed as it wrote them; the small files are hashed here.
-        let digest = match relative.strip_prefix("blobs/sha256/") {
-            Some(name) if name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit()) => name.to_owned(),
-            _ => sha256_hex(&std::fs::read(&path).with_context(|| format!("failed to read `{}`", path.display()))?),
-        };
-        seals.push(FileSeal::of(relative, &meta, digest));
-    }
     write_seal(dir, &seals)
 }
 

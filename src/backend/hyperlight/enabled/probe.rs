@@ -6,11 +6,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
-use hyperlight_common::flatbuffer_wrappers::host_function_details::HostFunctionDetails;
-use hyperlight_host::{GuestBinary, UninitializedSandbox};
 use serde::{Deserialize, Serialize};
 
-use super::sandbox::{MIN_HEAP, configuration};
+use super::sandbox::start_bare_runtime;
 use crate::atomic::{self, Access};
 use crate::dirs;
 use crate::guest::Installed;
@@ -57,30 +55,18 @@ pub(crate) fn probe(installed: &Installed) -> Result<(), String> {
     let failure = start(installed).err().map(|err| format!("{err:#}"));
     if let Some(path) = path {
         let kept = Kept { boot, runtime, codeact, failure: failure.clone() };
-        if let (Some(parent), Ok(text)) = (path.parent(), serde_json::to_string(&kept)) {
-            let _ = std::fs::create_dir_all(parent);
+        // The directory is made with the file, user-only.
+        if let Ok(text) = serde_json::to_string(&kept) {
             let _ = atomic::write(&path, text.as_bytes(), Access::Private);
         }
     }
     failure.map_or(Ok(()), Err)
 }
 
-/// Boots the runtime in a small micro-VM and starts it.
+/// Starts the runtime in a micro-VM, where there is a hypervisor at all.
 fn start(installed: &Installed) -> Result<()> {
     if !hyperlight_host::is_hypervisor_present() {
         return Err(anyhow!("no hypervisor is available (no usable /dev/kvm)"));
     }
-    let config = configuration(MIN_HEAP);
-    let sandbox = UninitializedSandbox::new(GuestBinary::FilePath(installed.runtime()), Some(config))
-        .map_err(|err| anyhow!("the micro-VM could not be created: {err}"))?;
-    let mut sandbox = sandbox.evolve().map_err(|err| anyhow!("the micro-VM did not start: {err}"))?;
-    let details: Vec<u8> = (&HostFunctionDetails { host_functions: Some(Vec::new()) })
-        .try_into()
-        .map_err(|err| anyhow!("failed to describe the host functions: {err:?}"))?;
-    let status: i32 =
-        sandbox.call("InitWasmRuntime", (details,)).map_err(|err| anyhow!("the guest runtime did not start: {err}"))?;
-    if status != 0 {
-        return Err(anyhow!("the guest runtime did not start (status {status})"));
-    }
-    Ok(())
+    start_bare_runtime(installed)
 }

@@ -48,7 +48,7 @@ pub(super) struct Loaded {
 }
 
 /// The sandbox's configuration for a guest heap of `heap` bytes.
-pub(super) fn configuration(heap: u64) -> SandboxConfiguration {
+fn configuration(heap: u64) -> SandboxConfiguration {
     let mut config = SandboxConfiguration::default();
     config.set_heap_size(heap.max(MIN_HEAP));
     config.set_scratch_size(SCRATCH_SIZE);
@@ -90,25 +90,42 @@ fn failed(step: &str) -> impl FnOnce(hyperlight_host::HyperlightError) -> anyhow
     move |err| anyhow!("{step}: {err}")
 }
 
+/// Boots the runtime in a new micro-VM with a guest heap of `heap` bytes, with the host
+/// functions `register` registers, and starts it (telling it their signatures).
+fn start_runtime<R>(
+    installed: &Installed,
+    heap: u64,
+    register: impl FnOnce(&mut Recording<'_>) -> Result<R>,
+) -> Result<(MultiUseSandbox, R)> {
+    let runtime = GuestBinary::FilePath(installed.runtime());
+    let mut uninitialized = UninitializedSandbox::new(runtime, Some(configuration(heap)))
+        .map_err(failed("failed to create the micro-VM"))?;
+    let mut recording = Recording { sandbox: &mut uninitialized, definitions: Vec::new() };
+    let registered = register(&mut recording)?;
+    let details = HostFunctionDetails { host_functions: Some(std::mem::take(&mut recording.definitions)) };
+    let details: Vec<u8> =
+        (&details).try_into().map_err(|err| anyhow!("failed to describe the host functions: {err:?}"))?;
+    let mut sandbox = uninitialized.evolve().map_err(failed("the micro-VM did not start"))?;
+    let status: i32 = sandbox.call("InitWasmRuntime", (details,)).map_err(failed("the guest runtime did not start"))?;
+    if status != 0 {
+        bail!("the guest runtime did not start (status {status})");
+    }
+    Ok((sandbox, registered))
+}
+
+/// Boots the runtime in the smallest micro-VM it runs in and starts it, with no host
+/// functions: whether a micro-VM starts here at all.
+pub(super) fn start_bare_runtime(installed: &Installed) -> Result<()> {
+    start_runtime(installed, MIN_HEAP, |_| Ok(())).map(|_| ())
+}
+
 impl Loaded {
     /// Boots the runtime in a new micro-VM with a guest heap of `heap` bytes and loads the
     /// precompiled component into it.
     pub(super) fn boot(installed: &Installed, heap: u64, wiring: Wiring) -> Result<Self> {
         let guest = guest(installed, wiring)?;
-        let runtime = GuestBinary::FilePath(installed.runtime());
-        let mut uninitialized = UninitializedSandbox::new(runtime, Some(configuration(heap)))
-            .map_err(failed("failed to create the micro-VM"))?;
-        let mut recording = Recording { sandbox: &mut uninitialized, definitions: Vec::new() };
-        let resources = register_host_functions(&mut recording, guest)?;
-        let details = HostFunctionDetails { host_functions: Some(std::mem::take(&mut recording.definitions)) };
-        let details: Vec<u8> =
-            (&details).try_into().map_err(|err| anyhow!("failed to describe the host functions: {err:?}"))?;
-        let mut sandbox = uninitialized.evolve().map_err(failed("the micro-VM did not start"))?;
-        let status: i32 =
-            sandbox.call("InitWasmRuntime", (details,)).map_err(failed("the guest runtime did not start"))?;
-        if status != 0 {
-            bail!("the guest runtime did not start (status {status})");
-        }
+        let (mut sandbox, resources) =
+            start_runtime(installed, heap, |recording| register_host_functions(recording, guest))?;
         let len = sandbox
             .map_file_cow(&installed.aot(), COMPONENT_ADDRESS)
             .map_err(failed("failed to map the compiled component"))?;

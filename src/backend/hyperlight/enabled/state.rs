@@ -95,9 +95,15 @@ impl Shared {
         lock(&self.0).deadline
     }
 
+    /// A tool call or a wait hit `hit`: the run ends there.
     fn stop(&self, hit: LimitHit) {
+        self.end(|state| state.stop = Some(hit));
+    }
+
+    /// Records with `record` why the run ends, and stops the guest's vCPU.
+    fn end(&self, record: impl FnOnce(&mut State)) {
         let mut state = lock(&self.0);
-        state.stop = Some(hit);
+        record(&mut state);
         if let Some(interrupt) = &state.interrupt {
             interrupt.kill();
         }
@@ -108,11 +114,7 @@ impl Guest {
     /// The program ended the interpreter (`exit` or `os._exit`) with `status`: the guest is
     /// stopped, as the `wasm` backend's trap stops it.
     pub(super) fn exited(&mut self, status: i32) {
-        let mut state = lock(&self.shared.0);
-        state.exited = Some(status);
-        if let Some(interrupt) = &state.interrupt {
-            interrupt.kill();
-        }
+        self.shared.end(|state| state.exited = Some(status));
     }
 
     /// Waits until `when` (`None`: forever), but not past the run's deadline: a wait that

@@ -15,7 +15,7 @@ use wasmtime::component::Component;
 use super::engine::engine;
 use super::snapshot::snapshot;
 use crate::atomic::{self, Access};
-use crate::digest::sha256_hex;
+use crate::digest::{sha256_file_hex, sha256_hex};
 use crate::dirs;
 use crate::guest::loader;
 use crate::guest::{self, Installed};
@@ -75,8 +75,7 @@ fn sealed(cache: &Path) -> bool {
     if Seal::of(&meta, seal.sha256.clone()) == seal {
         return true;
     }
-    let Ok(bytes) = std::fs::read(cache) else { return false };
-    if sha256_hex(&bytes) != seal.sha256 {
+    if sha256_file_hex(cache).ok().as_ref() != Some(&seal.sha256) {
         return false;
     }
     // Same contents, new metadata (copied, touched): record the new metadata.
