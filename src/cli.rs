@@ -50,9 +50,11 @@ pub(crate) enum Command {
     Check(CheckArgs),
     /// Show what this workspace would make codeact run, and approve that exact content.
     ///
-    /// A workspace's MCP servers, its tool files under `.codeact/tools/` and the keys of its
-    /// `.codeact/config.json` that loosen your own settings are ignored until you trust them
-    /// here. Any later change to one of those files makes it untrusted again.
+    /// A workspace's MCP servers, its tool files — in `.codeact/tools/`, an agent folder's
+    /// `tools/`, a `tool_dirs` folder of `.codeact/config.json` or a `--tools` folder inside it —
+    /// and the keys of its `.codeact/config.json` that loosen your own settings are ignored
+    /// until you trust them here. Any later change to one of those files makes it untrusted
+    /// again.
     Trust(TrustArgs),
     /// Install or inspect the CPython guest the `wasm` backend runs.
     Guest {
@@ -95,13 +97,19 @@ pub(crate) struct GuestInstallArgs {
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CheckArgs {
-    /// Files or directories to check [default: the user's and the project's config dirs].
+    /// Files or directories to check [default: each config dir's `config.json` and every tools
+    /// folder: the user's, the workspace's and the `--tools` ones].
     #[arg(value_name = "PATH")]
     pub(crate) paths: Vec<PathBuf>,
 
-    /// The directory whose `.codeact/` is checked by default.
+    /// The directory whose `.codeact/` and agent folder are checked by default.
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+
+    /// Also check the tool files in DIR (repeatable), as `run --tools DIR` would read them;
+    /// relative to the current directory.
+    #[arg(long = "tools", value_name = "DIR")]
+    pub(crate) tools: Vec<PathBuf>,
 
     /// Print JSON.
     #[arg(long)]
@@ -129,6 +137,9 @@ pub(crate) struct PreflightArgs {
 pub(crate) struct InstallArgs {
     #[command(flatten)]
     pub(crate) common: CommonArgs,
+
+    #[command(flatten)]
+    pub(crate) tools: ToolsArgs,
 
     /// Install for every repository, in `$COPILOT_HOME` (default `~/.copilot`).
     #[arg(long)]
@@ -173,6 +184,9 @@ pub(crate) struct RunArgs {
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,
+
+    #[command(flatten)]
+    pub(crate) tools: ToolsArgs,
 
     /// Print one JSON object with stdout, the result, the error and counters.
     #[arg(long)]
@@ -220,12 +234,29 @@ pub(crate) struct TrustArgs {
     /// Forget everything approved in this workspace.
     #[arg(long)]
     pub(crate) revoke: bool,
+
+    /// Also list and approve the tool files of DIR (repeatable), a folder inside the workspace
+    /// that you pass to `run --tools DIR`; relative to the current directory.
+    #[arg(long = "tools", value_name = "DIR")]
+    pub(crate) tools: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct BackendArgs {
     #[command(flatten)]
     pub(crate) common: CommonArgs,
+
+    #[command(flatten)]
+    pub(crate) tools: ToolsArgs,
+}
+
+/// Extra folders of tool files, for the commands that build the tool catalogue.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ToolsArgs {
+    /// Also use the tool files in DIR (repeatable), e.g. an agent folder's `tools/`; relative
+    /// to the current directory. A folder inside the workspace needs `codeact trust`.
+    #[arg(long = "tools", value_name = "DIR")]
+    pub(crate) dirs: Vec<PathBuf>,
 }
 
 /// Options shared by every command that looks at a workspace.

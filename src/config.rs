@@ -9,8 +9,15 @@
 //! unless the user trusts it (`codeact trust`): it adds to the disabled tools, narrows the
 //! enabled ones, lowers limits, makes the hook's mode stricter and narrows the network policy.
 //! A key that would loosen them (re-enabling a tool, a weaker mode, higher limits, network
-//! allowances, another backend) is ignored, and named, until the file is trusted.
+//! allowances, another backend, more tools folders) is ignored, and named, until the file is
+//! trusted.
+//!
+//! `tool_dirs` names folders of tool files: in the user's file relative to the user config dir,
+//! in the project's relative to the workspace, which no entry may leave. With the `--tools`
+//! folders they give [`Config::tool_dirs`], the one list every command builds its catalogue from
+//! (`usertools::dirs` orders it and says whose each folder is).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,6 +30,7 @@ use crate::hook::mode::Mode;
 use crate::limits::{self, Limits};
 use crate::tools::network::NetworkPolicy;
 use crate::trust::{self, Approved};
+use crate::usertools::dirs::{self as folders, Base, Named, ToolDir};
 use crate::{bounded, dirs, env};
 
 /// The project's config file, relative to the workspace.
@@ -51,6 +59,14 @@ pub(crate) struct Config {
     /// Why the project's config file was left out, when [`Overrides::skip_unusable_project`]
     /// let it be.
     pub(crate) unusable_project: Option<String>,
+    /// The folders of tool files, in the order they count, each with whose it is.
+    pub(crate) tool_dirs: Vec<ToolDir>,
+    /// The command that approves what this configuration reads from the workspace:
+    /// `codeact trust`, with the same `--tools` folders (a plain `codeact trust` replaces what
+    /// was approved with what it reads itself).
+    pub(crate) trust_command: String,
+    /// The folders asked for, by the flags and the files applied.
+    named: Named,
 }
 
 /// A project config file that would loosen the user's settings.
@@ -62,6 +78,8 @@ pub(crate) struct Project {
     pub(crate) loosening: Vec<&'static str>,
     /// Whether the user trusts this content, so that every key applies.
     pub(crate) trusted: bool,
+    /// Its `tool_dirs`, absolute, which count only when it is trusted.
+    pub(crate) tool_dirs: Vec<PathBuf>,
 }
 
 /// Default for `CODEACT_NUDGE_AFTER`.
@@ -76,6 +94,8 @@ pub(crate) struct Overrides {
     pub(crate) max_memory: Option<usize>,
     pub(crate) max_output: Option<usize>,
     pub(crate) max_tool_calls: Option<u64>,
+    /// `--tools` folders, as given (relative to the current directory).
+    pub(crate) tools: Vec<PathBuf>,
     /// Leave out a project config file that cannot be read or is invalid (its error is kept in
     /// [`Config::unusable_project`]) instead of failing: the hooks, which a broken repository
     /// file must not switch off.
@@ -92,6 +112,7 @@ struct ConfigFile {
     limits: Option<LimitsFile>,
     network: Option<NetworkFile>,
     mode: Option<Mode>,
+    tool_dirs: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -122,16 +143,28 @@ enum SizeValue {
 /// A parsed config file and where it came from.
 struct Source {
     path: PathBuf,
+    scope: Scope,
     file: ConfigFile,
     content: Vec<u8>,
+}
+
+/// Whose a config file is, which says what its `tool_dirs` are relative to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// The user's: relative to the user config dir.
+    User,
+    /// The project's: relative to the workspace, which they may not leave.
+    Project,
 }
 
 impl Config {
     /// Resolves the configuration: files, then the environment, then `overrides`.
     pub(crate) fn load(overrides: &Overrides) -> Result<Self> {
+        let flags = folders::flags(&overrides.tools)?;
         let workspace = resolve_workspace(overrides.workspace.as_deref())?;
         let user_dir = dirs::config();
         let trust = trust::approved(&workspace);
+        let named = Named { flags, user_config: user_dir.clone(), ..Named::default() };
         let mut config = Self {
             workspace,
             user_dir,
@@ -144,14 +177,17 @@ impl Config {
             trust,
             project: None,
             unusable_project: None,
+            tool_dirs: Vec::new(),
+            trust_command: String::new(),
+            named,
         };
         // Later sources win: user, then project, then environment, then flags.
         if let Some(dir) = &config.user_dir
-            && let Some(source) = read_source(&dir.join("config.json"))?
+            && let Some(source) = read_source(&dir.join("config.json"), Scope::User)?
         {
             config.apply(&source)?;
         }
-        let project = read_source(&config.workspace.join(PROJECT_FILE))
+        let project = read_source(&config.workspace.join(PROJECT_FILE), Scope::Project)
             .and_then(|source| source.map(|source| config.apply_project(source)).transpose());
         match project {
             Err(err) if overrides.skip_unusable_project => config.unusable_project = Some(format!("{err:#}")),
@@ -177,7 +213,24 @@ impl Config {
             config.nudge_after = after.parse().ok().filter(|n| *n > 0).unwrap_or(NUDGE_AFTER);
         }
         config.apply_overrides(overrides);
+        config.tool_dirs = folders::tool_dirs(&config.workspace, &config.named);
+        let (workspace, user_dir) = (&config.workspace, config.user_dir.as_deref());
+        let workspace_flags = overrides.tools.iter().zip(&config.named.flags).filter_map(|(given, path)| {
+            (folders::origin(workspace, user_dir, path) == folders::Origin::Workspace).then_some(given)
+        });
+        config.trust_command = trust_command(workspace_flags);
         Ok(config)
+    }
+
+    /// The tools folders as they are once the user trusts the project's config file too: what
+    /// `codeact trust` lists and approves.
+    #[must_use]
+    pub(crate) fn tool_dirs_once_trusted(&self) -> Vec<ToolDir> {
+        let mut named = self.named.clone();
+        if let Some(project) = &self.project {
+            named.project.clone_from(&project.tool_dirs);
+        }
+        folders::tool_dirs(&self.workspace, &named)
     }
 
     fn apply_overrides(&mut self, overrides: &Overrides) {
@@ -212,14 +265,15 @@ impl Config {
             return Ok(());
         }
         let trusted = self.trust.trusts(PROJECT_FILE, &source.content);
+        let tool_dirs = loose.named.project.clone();
         *self = if trusted { loose } else { tight };
-        self.project = Some(Project { content: source.content, loosening, trusted });
+        self.project = Some(Project { content: source.content, loosening, trusted, tool_dirs });
         Ok(())
     }
 
     /// Takes from `given` (these settings with a file applied as written) only what tightens
     /// them: disabled tools are added, enabled ones narrowed, limits lowered, the mode made
-    /// stricter, the network policy narrowed. The backend stays.
+    /// stricter, the network policy narrowed. The backend and the tools folders stay.
     fn tighten(&mut self, given: &Self) {
         if let Some(enabled) = &given.tools.allow {
             self.tools.allow = Some(match &self.tools.allow {
@@ -261,6 +315,7 @@ impl Config {
             ("limits.max_memory", self.limits.max_memory == other.limits.max_memory),
             ("limits.max_output", self.limits.max_output == other.limits.max_output),
             ("limits.max_tool_calls", self.limits.max_tool_calls == other.limits.max_tool_calls),
+            ("tool_dirs", self.named.project == other.named.project),
         ];
         checks.into_iter().filter(|(_, same)| !same).map(|(key, _)| key).collect()
     }
@@ -287,6 +342,15 @@ impl Config {
         }
         if let Some(mode) = file.mode {
             self.mode = mode;
+        }
+        if let Some(entries) = &file.tool_dirs {
+            let (base, list) = match source.scope {
+                Scope::User => (Base::UserConfig(source.path.parent().unwrap_or(Path::new("."))), &mut self.named.user),
+                Scope::Project => (Base::Workspace(&self.workspace), &mut self.named.project),
+            };
+            let resolved: Result<Vec<PathBuf>, String> =
+                entries.iter().map(|entry| folders::config_entry(base, entry)).collect();
+            *list = resolved.map_err(|message| invalid(&path, "tool_dirs", &message))?;
         }
         if let Some(network) = &file.network {
             if let Some(allow) = network.allow_private {
@@ -333,8 +397,23 @@ fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf> {
     Ok(canonical)
 }
 
+/// `codeact trust` with `--tools` for each of `tools`, as given, quoted for a POSIX shell.
+fn trust_command<'a>(tools: impl Iterator<Item = &'a PathBuf>) -> String {
+    let mut command = "codeact trust".to_owned();
+    for dir in tools {
+        let dir = dir.to_string_lossy();
+        let plain = !dir.is_empty() && dir.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
+        if plain {
+            let _ = write!(command, " --tools {dir}");
+        } else {
+            let _ = write!(command, " --tools '{}'", dir.replace('\'', r"'\''"));
+        }
+    }
+    command
+}
+
 /// Reads one config file if it exists. Errors name the file, the key and the position.
-fn read_source(path: &Path) -> Result<Option<Source>> {
+fn read_source(path: &Path, scope: Scope) -> Result<Option<Source>> {
     let content = match bounded::read(path, bounded::MAX_FILE_BYTES) {
         Ok(Some(content)) => content,
         Ok(None) => return Ok(None),
@@ -344,7 +423,7 @@ fn read_source(path: &Path) -> Result<Option<Source>> {
         .map_err(|_| InvalidConfig(format!("invalid configuration in `{}`: not UTF-8 text", path.display())))?;
     let file = parse_config(text)
         .map_err(|message| InvalidConfig(format!("invalid configuration in `{}`: {message}", path.display())))?;
-    Ok(Some(Source { path: path.to_path_buf(), file, content }))
+    Ok(Some(Source { path: path.to_path_buf(), scope, file, content }))
 }
 
 /// Checks the text of a `config.json`: `Err` names the key and the position.

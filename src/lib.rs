@@ -6,9 +6,9 @@
 //!
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
 //! holds the tree to that): the leaves (`env`, `exit`, `limits`, `dirs`, `hint`, `digest`,
-//! `atomic`, `bounded`, `copilot`); workspace `trust`; `tools` and `hook`; `usertools` and
-//! `mcp`; the tool `catalog`; the `sandbox` that serves tool calls; the CPython `guest`; the
-//! `backend`s; `config`; and on top `render`, `output`, `cli` and the `commands`.
+//! `atomic`, `bounded`, `terminal`, `copilot`); workspace `trust`; `tools` and `hook`;
+//! `usertools` and `mcp`; the tool `catalog`; the `sandbox` that serves tool calls; the CPython
+//! `guest`; the `backend`s; `config`; and on top `render`, `output`, `cli` and the `commands`.
 //!
 //! The public surface is what the integration tests and benchmarks use: [`run`],
 //! [`env::ALL`] and [`plugin_files`].
@@ -37,6 +37,7 @@ mod mcp;
 mod output;
 mod render;
 mod sandbox;
+mod terminal;
 mod tools;
 mod trust;
 mod usertools;
@@ -103,7 +104,7 @@ pub fn plugin_files(regenerate: &str, skill_binary: &str) -> anyhow::Result<(Str
     let (trust, network) = (trust::Approved::default(), tools::network::NetworkPolicy::default());
     let sources = catalog::Sources {
         workspace: None,
-        user_config: None,
+        tool_dirs: &[],
         copilot_home: None,
         filter: &filter,
         trust: &trust,

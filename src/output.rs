@@ -1,4 +1,5 @@
-//! The only place that writes to stdout and stderr.
+//! The only place that writes to stdout and stderr — [`diagnostic`] included, which lives in
+//! `terminal` so that the layers below this one (a host-side tool's prints) can write through it.
 //!
 //! stdout carries data only (program output, JSON, Markdown); messages for people go to stderr.
 //! A closed stdout pipe (`codeact run … | head`) is not an error: writes to it are dropped.
@@ -9,10 +10,10 @@
 //! holds for a program's text-mode output. Into a pipe or a file both pass unchanged, since a
 //! program's output is data there. JSON never carries a raw control character: serde escapes
 //! C0 ones, and DEL and the C1 range are written as `\u` escapes too (the same JSON value).
+//! The escaping is `terminal`'s.
 
 #![expect(clippy::print_stderr, reason = "this module is the one place allowed to print")]
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
 
@@ -20,6 +21,7 @@ use anyhow::Context as _;
 
 use crate::hint;
 use crate::sandbox::Outcome;
+use crate::terminal::{for_stderr, visible};
 
 /// Writes data to stdout. A closed pipe is ignored; other failures are returned.
 pub(crate) fn data(bytes: &[u8]) -> anyhow::Result<()> {
@@ -61,15 +63,7 @@ pub(crate) fn report(outcome: &Outcome, json: bool, max_output: usize) -> anyhow
 }
 
 /// Writes text to stderr (program stderr, tracebacks), ending it with a newline.
-pub(crate) fn diagnostic(text: &str) {
-    let text = for_stderr(text);
-    let mut err = io::stderr().lock();
-    // Nothing useful can be done when stderr itself is gone.
-    let _ = err.write_all(text.as_bytes());
-    if !text.ends_with('\n') && !text.is_empty() {
-        let _ = err.write_all(b"\n");
-    }
-}
+pub(crate) use crate::terminal::diagnostic;
 
 /// Prints `warning: …` on stderr.
 pub(crate) fn warning(message: &str) {
@@ -85,36 +79,6 @@ pub(crate) fn error(err: &anyhow::Error) {
     if let Some(hint) = hint {
         let _ = writeln!(err, "{}: {}", paint("hint", "36"), for_stderr(&hint));
     }
-}
-
-/// `text` as it may be shown on stderr: escaped when stderr is a terminal.
-fn for_stderr(text: &str) -> Cow<'_, str> {
-    if io::stderr().is_terminal() { visible(text) } else { Cow::Borrowed(text) }
-}
-
-/// Whether `c` could change a terminal's state: a control character (C0, DEL, C1) other than
-/// newline and tab.
-fn is_terminal_control(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
-}
-
-/// `text` with every [terminal control](is_terminal_control) written as a visible escape:
-/// `\r`, or `\x` and two hex digits (`\x1b` for ESC, `\x9b` for the one-character CSI).
-fn visible(text: &str) -> Cow<'_, str> {
-    if !text.contains(is_terminal_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            '\r' => out.push_str("\\r"),
-            c if is_terminal_control(c) => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// Pretty JSON with DEL and the C1 controls (which serde leaves raw) as `\u` escapes. Outside
@@ -174,14 +138,7 @@ impl crate::guest::install::Progress for ProgressBars {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn terminal_controls_become_visible_escapes() {
-        assert_eq!(visible("plain\ttext\n"), "plain\ttext\n");
-        assert_eq!(visible("x\x1b[2K\x1b[1A\x1b]0;pwned\x07.md"), "x\\x1b[2K\\x1b[1A\\x1b]0;pwned\\x07.md");
-        assert_eq!(visible("a\rb\u{9b}2Jc\u{7f}"), "a\\rb\\x9b2Jc\\x7f");
-        assert_eq!(visible("é ✓"), "é ✓");
-    }
+    use crate::terminal::is_terminal_control;
 
     #[test]
     fn json_spells_c1_controls_as_escapes_and_keeps_the_value() {

@@ -1,11 +1,12 @@
-//! [`build`]: the one function that decides what a command offers. It reads the user's and the
-//! project's tool files and MCP configuration, and keeps a tool only when configuration allows
-//! it, its name is free (not reserved, not taken by an earlier tool) and it can work here —
-//! nothing is advertised that would fail. A project's tool files and MCP config files count
-//! only when the user trusts their content (`codeact trust`); the others are never read past
-//! their digest, and are named in [`Built::untrusted`].
+//! [`build`]: the one function that decides what a command offers. It reads the tool files of
+//! every tools folder (`usertools::dirs` says which, in which order, and whose) and the MCP
+//! configuration, and keeps a tool only when configuration allows it, its name is free (not
+//! reserved, not taken by an earlier tool) and it can work here — nothing is advertised that
+//! would fail. The workspace's tool files and MCP config files count only when the user trusts
+//! their content (`codeact trust`); the others are never read past their digest, and are named
+//! in [`Built::untrusted`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,7 @@ use crate::tools::builtin::{BUILTINS, is_reserved};
 use crate::tools::github::GITHUB_API;
 use crate::tools::network::NetworkPolicy;
 use crate::trust::Approved;
+use crate::usertools::dirs::{Origin, ToolDir, workspace_item};
 use crate::usertools::dropin::{self, DropIns, Source};
 use crate::usertools::is_identifier;
 use crate::usertools::load;
@@ -29,8 +31,9 @@ pub(crate) struct Sources<'a> {
     /// The workspace whose tool files and MCP configuration count; none for the plugin's
     /// generated files, which describe the built-in tools only.
     pub(crate) workspace: Option<&'a Path>,
-    /// The user's config directory, whose `tools/` come before the project's.
-    pub(crate) user_config: Option<&'a Path>,
+    /// The folders of tool files, in the order they count (`usertools::dirs::tool_dirs`); a
+    /// workspace folder counts only with a workspace.
+    pub(crate) tool_dirs: &'a [ToolDir],
     /// Copilot CLI's home, whose `mcp-config.json` is the last MCP source.
     pub(crate) copilot_home: Option<&'a Path>,
     pub(crate) filter: &'a ToolFilter,
@@ -69,7 +72,8 @@ pub(crate) struct Built {
     /// One line for each tool file or server left out.
     pub(crate) warnings: Vec<String>,
     /// The workspace's tool files and MCP config files left out because the user does not trust
-    /// them, relative to the workspace.
+    /// them, relative to the workspace, and the workspace's tools folders that count for
+    /// nothing, with why.
     pub(crate) untrusted: Vec<String>,
 }
 
@@ -108,35 +112,54 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
     }
 
     let mut untrusted: Vec<String> = mcp.untrusted().to_vec();
-    let dirs = sources.workspace.map(|workspace| load::tool_dirs(sources.user_config, workspace)).unwrap_or_default();
-    // The project's tools count only when every file in their folder is trusted, helpers too
-    // (a tool may import or read one), and the folder is the workspace's own, not a link to one
-    // the program could write.
-    let blocked = sources.workspace.map(|ws| project_tools_blocked(ws, sources.trust)).unwrap_or_default();
-    let trusted = |path: &Path, content: &[u8]| match sources.workspace.and_then(|ws| project_item(ws, path)) {
-        Some(rel) => blocked.is_empty() && sources.trust.trusts(&rel, content),
-        None => true,
-    };
-    untrusted.extend(blocked.iter().cloned());
-    let markdown = load::load(&dirs, &trusted);
-    building.warnings.extend(markdown.warnings);
-    untrusted
-        .extend(markdown.untrusted.iter().filter_map(|path| sources.workspace.and_then(|ws| project_item(ws, path))));
-    for tool in markdown.tools {
-        let name = tool.tool.name.clone();
-        if !building.name_is_free(&name, &tool.path) {
-            continue;
+    // A workspace folder counts only when every file in it is trusted, helpers too (a tool may
+    // import or read one), and no symbolic link is on the way to it.
+    let gates: Vec<Gate> = sources.tool_dirs.iter().map(|dir| gate(sources.workspace, dir, sources.trust)).collect();
+    for gate in &gates {
+        if let Gate::Shut { why, .. } = gate {
+            untrusted.extend(why.iter().cloned());
         }
-        if tool.tool.language == Language::JavaScript && !(sources.node)() {
-            building.warnings.push(format!("tool `{name}` needs `node`, which is not on PATH"));
-        } else {
-            building.offer(Tool::Markdown(Arc::new(tool)));
+    }
+    let folders: Vec<(&ToolDir, &Gate)> = sources
+        .tool_dirs
+        .iter()
+        .zip(&gates)
+        .filter(|(_, gate)| !matches!(gate, Gate::Shut { read: false, .. }))
+        .collect();
+    let trusted = |dir: &ToolDir, gate: &Gate, path: &Path, content: &[u8]| match gate {
+        Gate::User => true,
+        Gate::Shut { .. } => false,
+        Gate::Trust => sources
+            .workspace
+            .and_then(|ws| project_item(ws, dir, path))
+            .is_some_and(|rel| sources.trust.trusts(&rel, content)),
+    };
+    for &(dir, gate) in &folders {
+        let markdown = load::load(std::slice::from_ref(&dir.path), &|path, content| trusted(dir, gate, path, content));
+        building.warnings.extend(markdown.warnings);
+        untrusted.extend(
+            markdown.untrusted.iter().filter_map(|path| sources.workspace.and_then(|ws| project_item(ws, dir, path))),
+        );
+        for tool in markdown.tools {
+            let name = tool.tool.name.clone();
+            if !building.name_is_free(&name, &tool.path) {
+                continue;
+            }
+            if tool.tool.language == Language::JavaScript && !(sources.node)() {
+                building.warnings.push(format!("tool `{name}` needs `node`, which is not on PATH"));
+            } else {
+                building.offer(Tool::Markdown(Arc::new(tool)));
+            }
         }
     }
 
     let mut offered = Vec::new();
     if let Some(workspace) = sources.workspace {
-        let sources_read = trusted_dropins(workspace, &dirs, &trusted, &mut untrusted, &mut building.warnings);
+        let mut sources_read = Vec::new();
+        for &(dir, gate) in &folders {
+            let trusted = |path: &Path, content: &[u8]| trusted(dir, gate, path, content);
+            sources_read.extend(trusted_dropins(workspace, dir, &trusted, &mut untrusted, &mut building.warnings));
+        }
         for dropin in dropins_of(workspace, &sources_read, discovery, &mut building.warnings) {
             if building.name_is_free(&dropin.name, &dropin.path) && is_identifier(&dropin.name) {
                 offered.extend(sources_read.iter().find(|source| source.path == dropin.path).cloned());
@@ -156,52 +179,68 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
     Built { catalog, mcp, dropins, warnings, untrusted }
 }
 
-/// `path` relative to `workspace`, `/`-separated, when it is one of the project's own tool
-/// files (under `.codeact/`), whose trust the user decides.
+/// `path` relative to `workspace`, `/`-separated, when it is a file of the workspace's tools
+/// folder `dir`: the key under which the user trusts it. `None` for the user's folders.
 #[must_use]
-pub(crate) fn project_item(workspace: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(workspace).ok()?;
-    rel.starts_with(".codeact").then(|| rel.to_string_lossy().replace('\\', "/"))
+pub(crate) fn project_item(workspace: &Path, dir: &ToolDir, path: &Path) -> Option<String> {
+    (dir.origin == Origin::Workspace && path.starts_with(&dir.path)).then(|| workspace_item(workspace, path)).flatten()
 }
 
-/// Why the project's tools may not be used, whatever their own trust: a support file the user
-/// does not trust, or a `.codeact` or `.codeact/tools` that is a symbolic link.
-fn project_tools_blocked(workspace: &Path, trust: &Approved) -> Vec<String> {
-    let codeact = workspace.join(".codeact");
-    let tools = codeact.join("tools");
-    for dir in [&codeact, &tools] {
-        if std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.file_type().is_symlink()) {
-            let rel = project_item(workspace, dir).unwrap_or_default();
-            return vec![format!("{rel} (a symbolic link: make it a real directory)")];
-        }
+/// Whether the files of one tools folder may count.
+#[derive(Debug)]
+enum Gate {
+    /// The user's folder: its files count as they are.
+    User,
+    /// A workspace folder: each file counts when the user trusts its content.
+    Trust,
+    /// A workspace folder none of whose files count, and why (each named): a symbolic link on
+    /// the way to it, whose files are not even read, or files in it the user does not trust.
+    Shut { why: Vec<String>, read: bool },
+}
+
+/// The [`Gate`] of `dir`: the user's folders are open; a workspace folder is shut by a link on
+/// the way to it, or by a support file (a helper, a cache, data) the user does not trust, and
+/// without a workspace.
+fn gate(workspace: Option<&Path>, dir: &ToolDir, trust: &Approved) -> Gate {
+    let Some(workspace) = workspace.filter(|_| dir.origin == Origin::Workspace) else {
+        return if dir.origin == Origin::User { Gate::User } else { Gate::Shut { why: Vec::new(), read: false } };
+    };
+    if let Some(link) = dir.link(workspace) {
+        return Gate::Shut { why: vec![format!("{link} (a symbolic link: make it a real directory)")], read: false };
     }
-    load::support_files(&tools)
+    let why = folder_blocked(workspace, dir, trust);
+    if why.is_empty() { Gate::Trust } else { Gate::Shut { why, read: true } }
+}
+
+/// The support files of the workspace folder `dir` that the user does not trust, relative to
+/// the workspace.
+fn folder_blocked(workspace: &Path, dir: &ToolDir, trust: &Approved) -> Vec<String> {
+    load::support_files(&dir.path)
         .into_iter()
-        .filter(|path| {
-            let content = bounded::read(path, bounded::MAX_FILE_BYTES).ok().flatten();
-            let rel = project_item(workspace, path).unwrap_or_default();
-            !content.is_some_and(|content| trust.trusts(&rel, &content))
+        .filter_map(|path| {
+            let rel = project_item(workspace, dir, &path)?;
+            let content = bounded::read(&path, bounded::MAX_FILE_BYTES).ok().flatten();
+            (!content.is_some_and(|content| trust.trusts(&rel, &content))).then_some(rel)
         })
-        .filter_map(|path| project_item(workspace, &path))
         .collect()
 }
 
-/// The drop-in files in `dirs` that `trusted` accepts; the project's others are named in
+/// The drop-in files of `dir` that `trusted` accepts; the workspace's others are named in
 /// `untrusted`.
 fn trusted_dropins(
     workspace: &Path,
-    dirs: &[PathBuf],
+    dir: &ToolDir,
     trusted: &dyn Fn(&Path, &[u8]) -> bool,
     untrusted: &mut Vec<String>,
     warnings: &mut Vec<String>,
 ) -> Vec<Source> {
     let mut kept = Vec::new();
-    for path in dropin::files(dirs) {
+    for path in dropin::files(std::slice::from_ref(&dir.path)) {
         match bounded::read(&path, bounded::MAX_FILE_BYTES) {
             Ok(Some(content)) if trusted(&path, &content) => {
                 kept.push(Source { text: String::from_utf8_lossy(&content).into_owned(), path });
             }
-            Ok(Some(_)) => untrusted.extend(project_item(workspace, &path)),
+            Ok(Some(_)) => untrusted.extend(project_item(workspace, dir, &path)),
             Ok(None) => {}
             Err(err) => warnings.push(format!("Python tool `{}` left out: {err}", path.display())),
         }
@@ -298,7 +337,7 @@ mod tests {
         static NOTHING: std::sync::LazyLock<(Approved, NetworkPolicy)> = std::sync::LazyLock::new(Default::default);
         Sources {
             workspace: Some(workspace),
-            user_config: None,
+            tool_dirs: &[],
             copilot_home: None,
             filter,
             trust: &NOTHING.0,

@@ -1,27 +1,49 @@
 //! `codeact check`: validate user tool files and config files; exit 4 when any has an error.
+//!
+//! Without paths it reads each config dir's `config.json` and every tools folder the other
+//! commands would read — the user's, the workspace's (`.codeact/tools/`, an agent folder's
+//! `tools/`, the project config's `tool_dirs`, trusted or not: checking runs nothing) — and the
+//! `--tools` folders; with paths, those and the `--tools` folders. Finding nothing to check is
+//! said, not reported as a pass.
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::backend::monty;
 use crate::cli::CheckArgs;
-use crate::usertools::Severity;
-use crate::usertools::check::{Validators, check, default_targets};
-use crate::{config, dirs, exit, output};
+use crate::config::{self, PROJECT_FILE};
+use crate::usertools::check::{Validators, check};
+use crate::usertools::dirs::{self as folders, Base, Named};
+use crate::usertools::{Problem, Severity};
+use crate::{bounded, dirs, exit, output};
 
 pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
-    let targets = if args.paths.is_empty() {
+    let flags = folders::flags(&args.tools)?;
+    let (targets, mut problems) = if args.paths.is_empty() {
         let workspace = match &args.workspace {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().context("failed to read the current directory")?,
         };
-        default_targets(dirs::config().as_deref(), &workspace)
+        let workspace = workspace.canonicalize().unwrap_or(workspace);
+        let (targets, problems) = default_targets(&workspace, flags);
+        if targets.is_empty() && problems.is_empty() {
+            output::diagnostic(&format!(
+                "nothing to check in {}: no config.json, no tools/ folder; pass a path or --tools DIR",
+                workspace.display()
+            ));
+            return Ok(exit::SUCCESS);
+        }
+        (targets, problems)
     } else {
-        args.paths.clone()
+        let mut targets: Vec<PathBuf> = args.paths.clone();
+        targets.extend(flags);
+        (targets, Vec::new())
     };
-    let problems = check(&targets, Validators { python: monty::syntax_error, config: config::check_text });
+    problems.extend(check(&targets, Validators { python: monty::syntax_error, config: config::check_text }));
+    problems.sort();
     let errors = problems.iter().filter(|p| p.severity == Severity::Error).count();
     if args.json {
         output::json(&json!({"ok": errors == 0, "problems": problems}))?;
@@ -39,4 +61,43 @@ pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
         ));
     }
     Ok(if errors == 0 { exit::SUCCESS } else { exit::INVALID_CONFIG })
+}
+
+/// What `check` reads without paths: each config dir's `config.json` that exists and every
+/// tools folder that exists, after the `flags` folders (absolute); and a problem for each
+/// `tool_dirs` entry that names no folder or leaves the workspace, which is not followed. The
+/// config files are read leniently here, since `check` reports their own problems.
+fn default_targets(workspace: &Path, flags: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<Problem>) {
+    let user_dir = dirs::config();
+    let mut named = Named { flags, user_config: user_dir.clone(), ..Named::default() };
+    let mut targets = Vec::new();
+    let mut problems = Vec::new();
+    let files = [
+        user_dir.as_deref().map(|dir| (dir.join("config.json"), Base::UserConfig(dir))),
+        Some((workspace.join(PROJECT_FILE), Base::Workspace(workspace))),
+    ];
+    for (file, base) in files.into_iter().flatten() {
+        if !file.exists() {
+            continue;
+        }
+        targets.push(file.clone());
+        let Ok(Some(content)) = bounded::read(&file, bounded::MAX_FILE_BYTES) else { continue };
+        let text = String::from_utf8_lossy(&content);
+        let parsed: Value = serde_json::from_str(&text).unwrap_or_default();
+        let Some(entries) = parsed.get("tool_dirs").and_then(Value::as_array) else { continue };
+        let line = text.lines().position(|l| l.contains("\"tool_dirs\"")).map_or(1, |at| at + 1);
+        for entry in entries.iter().filter_map(Value::as_str) {
+            match (folders::config_entry(base, entry), base) {
+                (Ok(dir), Base::UserConfig(_)) => named.user.push(dir),
+                (Ok(dir), Base::Workspace(_)) => named.project.push(dir),
+                (Err(message), _) => {
+                    let message = format!("key `tool_dirs`: {message}");
+                    problems.push(Problem::error(&file, line, "config-tool-dirs", message));
+                }
+            }
+        }
+    }
+    let dirs = folders::tool_dirs(workspace, &named);
+    targets.extend(dirs.into_iter().map(|dir| dir.path).filter(|dir| dir.is_dir()));
+    (targets, problems)
 }

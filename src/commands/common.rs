@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::catalog::{self, Built, Discovery, Sources};
-use crate::cli::{CommonArgs, RunArgs};
+use crate::cli::{CommonArgs, RunArgs, ToolsArgs};
 use crate::config::{Config, Overrides};
 use crate::copilot;
 use crate::output;
@@ -16,9 +16,15 @@ use crate::tools::process;
 /// How long listing every MCP server's tools and describing the drop-ins may take.
 pub(crate) const PROBE_TIME: Duration = Duration::from_secs(20);
 
-/// The configuration for a workspace command.
-pub(crate) fn config(common: &CommonArgs) -> Result<Config> {
-    Config::load(&Overrides { backend: common.backend, workspace: common.workspace.clone(), ..Overrides::default() })
+/// The configuration for a workspace command, with the `--tools` folders of one that builds the
+/// tool catalogue.
+pub(crate) fn config(common: &CommonArgs, tools: Option<&ToolsArgs>) -> Result<Config> {
+    Config::load(&Overrides {
+        backend: common.backend,
+        workspace: common.workspace.clone(),
+        tools: tools.map(|tools| tools.dirs.clone()).unwrap_or_default(),
+        ..Overrides::default()
+    })
 }
 
 /// The configuration for `run`, with its limits.
@@ -30,6 +36,7 @@ pub(crate) fn run_config(args: &RunArgs) -> Result<Config> {
         max_memory: args.max_memory,
         max_output: args.max_output,
         max_tool_calls: args.max_tool_calls,
+        tools: args.tools.dirs.clone(),
         skip_unusable_project: false,
     })
 }
@@ -40,7 +47,7 @@ pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Disco
     let copilot_home = copilot::copilot_home();
     let sources = Sources {
         workspace: Some(&config.workspace),
-        user_config: config.user_dir.as_deref(),
+        tool_dirs: &config.tool_dirs,
         copilot_home: copilot_home.as_deref(),
         filter: &config.tools,
         trust: &config.trust,
@@ -62,14 +69,14 @@ pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Disco
 pub(crate) fn report_untrusted(config: &Config, built: &Built) {
     let mut ignored: Vec<String> = built.untrusted.clone();
     ignored.extend(config.ignored());
-    report_ignored(&ignored);
+    report_ignored(&ignored, &config.trust_command);
 }
 
-/// One line naming `ignored`, unless it is empty, and the command that trusts them.
-pub(crate) fn report_ignored(ignored: &[String]) {
+/// One line naming `ignored`, unless it is empty, and `command`, which trusts them.
+pub(crate) fn report_ignored(ignored: &[String], command: &str) {
     if !ignored.is_empty() {
         output::warning(&format!(
-            "ignored until you trust them: {}; review and approve with `codeact trust`",
+            "ignored until you trust them: {}; review and approve with `{command}`",
             ignored.join(", ")
         ));
     }

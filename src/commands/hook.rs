@@ -76,7 +76,7 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
     };
     let config = load_config(call.cwd.as_deref())?;
     if let Some(ignored) = config.ignored() {
-        common::report_ignored(&[ignored]);
+        common::report_ignored(&[ignored], &config.trust_command);
     }
     if config.mode == Mode::Off {
         return Ok(None);

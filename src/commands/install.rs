@@ -26,7 +26,7 @@ use crate::render::Reference;
 use crate::tools::github;
 
 pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
-    let config = common::config(&args.common)?;
+    let config = common::config(&args.common, Some(&args.tools))?;
     let (choice, checks) = backend::preflight(config.backend);
     if !checks.iter().all(|c| c.ok) {
         output::diagnostic(&preflight::report(choice.name(), &checks));
@@ -35,6 +35,15 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
     }
     let backend = backend::select(config.backend)?;
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    if !args.tools.dirs.is_empty() {
+        // The files tell the model to run `codeact run` without them (and exclusive mode refuses
+        // a run that names `--tools`).
+        output::warning(
+            "the instructions list the tools of the --tools folders, but a `codeact run` without the same \
+             --tools does not offer them: name the folders in `tool_dirs` of your config.json to use them in \
+             every run",
+        );
+    }
     let binary = common::current_binary();
     let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary };
     let regenerate =
@@ -114,7 +123,7 @@ fn created_dir(target: &Target) -> Result<Dir> {
 }
 
 pub(crate) fn uninstall(args: &UninstallArgs) -> Result<u8> {
-    let config = common::config(&args.common)?;
+    let config = common::config(&args.common, None)?;
     // Every target is looked at before any is removed: a link on the way removes nothing.
     let mut found = Vec::new();
     for target in targets(&config.workspace, args.global)? {

@@ -12,7 +12,7 @@ use crate::render::Reference;
 use crate::tools::github;
 
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
-    let config = common::config(&args.common)?;
+    let config = common::config(&args.common, Some(&args.tools))?;
     let backend = backend::select(config.backend)?;
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = common::current_binary();

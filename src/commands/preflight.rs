@@ -13,7 +13,7 @@ use crate::exit;
 use crate::output;
 
 pub(crate) fn run(args: &PreflightArgs) -> Result<u8> {
-    let config = common::config(&args.common)?;
+    let config = common::config(&args.common, None)?;
     let (choice, checks) = backend::preflight(config.backend);
     let ok = checks.iter().all(|c| c.ok);
     if args.json {

@@ -33,8 +33,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         Some((GuestCache::Hit, _)) | None => {}
     }
     let started = Instant::now();
-    let workspace = Workspace::open(&config.workspace)
+    let mut workspace = Workspace::open(&config.workspace)
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
+    // What the tools run stays as the user trusted it, whoever's folder it is.
+    workspace.protect_tool_dirs(config.tool_dirs.iter().map(|dir| dir.path.as_path()).filter(|dir| dir.is_dir()));
     let github = github::access();
     let built = common::catalog(&config, github.as_ref(), Discovery::Lazy, false);
     let deadline = started + config.limits.timeout;

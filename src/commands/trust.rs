@@ -1,10 +1,13 @@
 //! `codeact trust`: show what a workspace would make codeact run, and approve that content.
 //!
 //! The items are the workspace's MCP config files (each server shown as configured, nothing
-//! expanded), its tool files under `.codeact/tools/` (with the language they run in, and where),
-//! and its `.codeact/config.json` when that has keys that loosen the user's settings. `trust`
-//! records the digest of each as it is now, replacing what was approved before; `--status`
-//! compares; `--revoke` forgets the workspace.
+//! expanded), the tool files and support files of every tools folder of the workspace (with the
+//! language each tool runs in, and where) — `.codeact/tools/`, an agent folder's `tools/`, the
+//! project config's `tool_dirs` and `--tools` folders inside the workspace — and its
+//! `.codeact/config.json` when that has keys that loosen the user's settings. `trust` records
+//! the digest of each as it is now, replacing what was approved before; `--status` compares;
+//! `--revoke` forgets the workspace. A tools folder reached through a symbolic link is never
+//! used, so nothing in it is listed; `trust` says so.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,6 +24,7 @@ use crate::exit;
 use crate::mcp;
 use crate::output;
 use crate::trust::{Approved, Standing, Store};
+use crate::usertools::dirs::Origin;
 use crate::usertools::{dropin, load, markdown};
 
 /// One thing in the workspace that needs the user's trust.
@@ -39,7 +43,11 @@ struct Item {
 }
 
 pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
-    let config = Config::load(&Overrides { workspace: args.workspace.clone(), ..Overrides::default() })?;
+    let config = Config::load(&Overrides {
+        workspace: args.workspace.clone(),
+        tools: args.tools.clone(),
+        ..Overrides::default()
+    })?;
     let workspace = &config.workspace;
     let mut store = Store::open().map_err(|message| anyhow!(message))?;
     if args.revoke {
@@ -52,14 +60,20 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
         output::text(&text)?;
         return Ok(exit::SUCCESS);
     }
-    let items = items(&config);
+    let (items, links) = items(&config);
+    for link in &links {
+        output::warning(&format!(
+            "`{link}` is a symbolic link: codeact uses no tools folder reached through one; make it a real directory"
+        ));
+    }
     if args.status {
         return status(workspace, &items, &store.approved(workspace), args.json);
     }
     if items.is_empty() {
         let text = format!(
-            "nothing in {} needs trust: no MCP config files, no tool files in .codeact/tools/, no \
-             .codeact/config.json keys that loosen your settings\n",
+            "nothing in {} needs trust: no MCP config files, no tool files in .codeact/tools/, an agent \
+             folder's tools/ or another tools folder of the workspace, no .codeact/config.json keys that loosen \
+             your settings\n",
             workspace.display()
         );
         output::text(&text)?;
@@ -115,8 +129,9 @@ fn describe(text: &mut String, item: &Item) {
     }
 }
 
-/// Everything in the workspace that needs trust, in the order codeact reads it.
-fn items(config: &Config) -> Vec<Item> {
+/// Everything in the workspace that needs trust, in the order codeact reads it, and the
+/// symbolic links on the way to a tools folder of the workspace (relative to it).
+fn items(config: &Config) -> (Vec<Item>, Vec<String>) {
     let workspace = &config.workspace;
     let approved = &config.trust;
     let mut items = Vec::new();
@@ -139,21 +154,26 @@ fn items(config: &Config) -> Vec<Item> {
         };
         push(rel.to_owned(), "MCP servers, started or contacted from this machine".to_owned(), details, content);
     }
-    let tools = workspace.join(".codeact").join("tools");
-    let dirs = [tools.clone()];
-    let mut files: Vec<PathBuf> = load::markdown_files(&tools);
-    files.extend(dropin::files(&dirs));
-    files.sort();
-    for path in files {
-        let Some(rel) = project_item(workspace, &path) else { continue };
-        let Some(content) = read(&path) else { continue };
-        let what = tool_kind(&path, &content);
-        push(rel, what, Vec::new(), content);
-    }
-    for path in load::support_files(&tools) {
-        let Some(rel) = project_item(workspace, &path) else { continue };
-        let Some(content) = read(&path) else { continue };
-        push(rel, "a file the tools may import or read".to_owned(), Vec::new(), content);
+    let mut links = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for dir in config.tool_dirs_once_trusted().iter().filter(|dir| dir.origin == Origin::Workspace) {
+        if let Some(link) = dir.link(workspace) {
+            links.push(link);
+            continue;
+        }
+        let mut files: Vec<PathBuf> = load::markdown_files(&dir.path);
+        files.extend(dropin::files(std::slice::from_ref(&dir.path)));
+        files.sort();
+        let tools = files.into_iter().map(|path| (path, None));
+        let support =
+            load::support_files(&dir.path).into_iter().map(|path| (path, Some("a file the tools may import or read")));
+        for (path, what) in tools.chain(support) {
+            let Some(rel) = project_item(workspace, dir, &path).filter(|rel| !seen.contains(rel)) else { continue };
+            let Some(content) = read(&path) else { continue };
+            let what = what.map_or_else(|| tool_kind(&path, &content), str::to_owned);
+            seen.push(rel.clone());
+            push(rel, what, Vec::new(), content);
+        }
     }
     if let Some(project) = &config.project {
         let details = loosening_values(&project.content, &project.loosening);
@@ -164,7 +184,7 @@ fn items(config: &Config) -> Vec<Item> {
             project.content.clone(),
         );
     }
-    items
+    (items, links)
 }
 
 /// What a tool file is and where it runs.
@@ -173,13 +193,22 @@ fn tool_kind(path: &Path, content: &[u8]) -> String {
         return "Python tool, runs on this machine with your permissions".to_owned();
     }
     let text = String::from_utf8_lossy(content);
-    match markdown::parse(path, &text).0.map(|tool| tool.language) {
-        Some(markdown::Language::Python) => "Markdown tool in Python, runs in the sandbox".to_owned(),
-        Some(markdown::Language::Shell) => "Markdown tool in sh, runs on this machine with your permissions".to_owned(),
-        Some(markdown::Language::JavaScript) => {
+    let language = match markdown::parse_file(path, &text).tool {
+        Some(markdown::ToolFile::Custom(tool)) => tool.language,
+        Some(markdown::ToolFile::Prebuilt(name)) => {
+            return match markdown::prebuilt_equivalent(name) {
+                Some(ours) => format!("pre-built tool `{name}`: codeact's own `{ours}`, nothing of its own runs"),
+                None => format!("pre-built tool `{name}`, which codeact does not have: nothing runs"),
+            };
+        }
+        None => return "Markdown tool file with problems (see `codeact check`)".to_owned(),
+    };
+    match language {
+        markdown::Language::Python => "Markdown tool in Python, runs in the sandbox".to_owned(),
+        markdown::Language::Shell => "Markdown tool in sh, runs on this machine with your permissions".to_owned(),
+        markdown::Language::JavaScript => {
             "Markdown tool in JavaScript, runs on this machine with your permissions".to_owned()
         }
-        None => "Markdown tool file with problems (see `codeact check`)".to_owned(),
     }
 }
 

@@ -24,6 +24,9 @@ pub(crate) type PythonRunner = fn(&str, &str, Value, &mut Host) -> Result<Value,
 /// User tools calling user tools stop here.
 const MAX_NESTING: usize = 8;
 
+/// The function that calls a tool by its name: `call_tool("view", path="a.py")`.
+const CALL_TOOL: &str = "call_tool";
+
 /// The host side of one run.
 #[derive(Debug)]
 pub(crate) struct Host {
@@ -158,7 +161,7 @@ impl Host {
     /// Whether `name` is an offered tool (for bare references such as `f = view`).
     #[must_use]
     pub(crate) fn has_tool(&self, name: &str) -> bool {
-        self.catalog.get(name).is_some()
+        name == CALL_TOOL || self.catalog.get(name).is_some()
     }
 
     /// The `NameError` for a name that is neither defined nor an offered tool.
@@ -168,9 +171,17 @@ impl Host {
     }
 
     /// Calls the tool `name`. Unknown and disabled names raise `NameError` listing the tools.
-    pub(crate) fn call(&mut self, name: &str, positional: Vec<Value>, keywords: Vec<(String, Value)>) -> Dispatch {
+    pub(crate) fn call(&mut self, name: &str, mut positional: Vec<Value>, keywords: Vec<(String, Value)>) -> Dispatch {
         if self.past_deadline() {
             return Dispatch::Stop(LimitHit::Time);
+        }
+        // `call_tool("read-file", …)` reaches any tool by name, also one a program cannot write.
+        if name == CALL_TOOL {
+            let Some(Value::Str(tool)) = (!positional.is_empty()).then(|| positional.remove(0)) else {
+                let message = format!("{CALL_TOOL}() takes the tool's name as a str first, then its arguments");
+                return Dispatch::Raise(ToolError::type_error(message));
+            };
+            return self.call(&tool, positional, keywords);
         }
         let tool = match self.catalog.get(name) {
             Some(tool) => tool.clone(),

@@ -92,13 +92,17 @@ impl Args<'_> {
     }
 
     /// Every argument that was passed, as a dict by name (a `**kwargs` parameter's keywords
-    /// merged in): what a tool that runs elsewhere receives.
+    /// merged in, an optional one passed as `None` left out): what a tool that runs elsewhere
+    /// receives.
     #[must_use]
     pub(crate) fn passed(self) -> Value {
         let mut pairs = Vec::new();
         for ((param, value), given) in self.params.iter().zip(self.values).zip(self.given) {
             match (param.kind, value) {
                 (Kind::Kwargs, Value::Dict(extra)) => pairs.extend(extra),
+                // An optional input given as `None` is left out, as if not passed: the tool's
+                // own default applies (a JavaScript default parameter, say).
+                (_, Value::None) if param.default == ParamDefault::Omitted => {}
                 (_, value) if given => pairs.push((Value::Str(param.name.to_string()), value)),
                 _ => {}
             }
@@ -196,6 +200,8 @@ mod tests {
         let args = bind(&tool(), vec![Value::Str("a b".into())], Vec::new()).unwrap();
         assert_eq!(args.get("unique"), &Value::None);
         assert_eq!(args.passed(), Value::dict([("text", Value::Str("a b".into()))]));
+        let args = bind(&tool(), vec![Value::Str("a b".into()), Value::None], Vec::new()).unwrap();
+        assert_eq!(args.passed(), Value::dict([("text", Value::Str("a b".into()))]), "None means left out");
     }
 
     #[test]

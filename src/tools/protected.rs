@@ -117,6 +117,21 @@ impl Protected {
         protected
     }
 
+    /// Protects a folder of tool files that lies in the workspace at `root`, with everything
+    /// in it, and where a JavaScript tool's `require()` finds packages from there: the
+    /// `node_modules/` and `package.json` of each folder from it up to `root`. The program must
+    /// not change what a tool runs, in this run or the next.
+    pub(crate) fn add_tool_dir(&mut self, root: &Path, dir: &Path) {
+        let why = "codeact runs the tools there on the host";
+        self.add_own(root, dir, "a tools folder", why, false);
+        let packages = "a JavaScript tool's require() loads packages from there";
+        for folder in dir.ancestors().take_while(|folder| folder.starts_with(root)) {
+            for name in ["node_modules", "package.json"] {
+                self.add_own(root, &folder.join(name), "packages of a tools folder", packages, false);
+            }
+        }
+    }
+
     /// Protects `dir` (as given, and where it really is) when it lies in `root`, or `root`
     /// lies in it.
     fn add_own(&mut self, root: &Path, dir: &Path, what: &str, why: &'static str, dot_entries: bool) {

@@ -296,16 +296,16 @@ impl Signature<'_> {
     /// Parameters without an annotation read `name` or `name=default`.
     #[must_use]
     pub(crate) fn full(&self) -> String {
-        self.render(|p| {
+        self.render(|name, p| {
             let literal = p.default.python_literal();
             match (p.kind.annotation(), literal) {
                 (Some(annotation), Some(literal)) => {
                     let optional = if p.default == ParamDefault::None { " | None" } else { "" };
-                    format!("{}: {annotation}{optional} = {literal}", p.name)
+                    format!("{name}: {annotation}{optional} = {literal}")
                 }
-                (Some(annotation), None) => format!("{}: {annotation}", p.name),
-                (None, Some(literal)) => format!("{}={literal}", p.name),
-                (None, None) => p.name.to_string(),
+                (Some(annotation), None) => format!("{name}: {annotation}"),
+                (None, Some(literal)) => format!("{name}={literal}"),
+                (None, None) => name.to_owned(),
             }
         })
     }
@@ -314,19 +314,32 @@ impl Signature<'_> {
     /// `view(path, view_range=None) -> str`. Defaults show the types that matter.
     #[must_use]
     pub(crate) fn short(&self) -> String {
-        self.render(|p| match p.default.python_literal() {
-            Some(literal) => format!("{}={literal}", p.name),
-            None => p.name.to_string(),
+        self.render(|name, p| match p.default.python_literal() {
+            Some(literal) => format!("{name}={literal}"),
+            None => name.to_owned(),
         })
     }
 
-    fn render(&self, param: impl Fn(&Param) -> String) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|p| if p.kind == Kind::Kwargs { format!("**{}", p.name) } else { param(p) })
+    /// `name(a, b=None) -> T`, each parameter written by `param` given how to write its name.
+    /// A tool whose name a program cannot write (`read-file`) reads `call_tool("read-file", …)`,
+    /// and inputs whose names are not Python names go last, quoted, in `**{"file-path": …}`.
+    fn render(&self, param: impl Fn(&str, &Param) -> String) -> String {
+        let (plain, quoted): (Vec<&Param>, Vec<&Param>) =
+            self.params.iter().partition(|p| p.kind == Kind::Kwargs || is_python_name(&p.name));
+        let mut params: Vec<String> = plain
+            .into_iter()
+            .map(|p| if p.kind == Kind::Kwargs { format!("**{}", p.name) } else { param(&p.name, p) })
             .collect();
-        format!("{}({}) -> {}", self.name, params.join(", "), self.returns)
+        if !quoted.is_empty() {
+            let entries: Vec<String> = quoted.into_iter().map(|p| param(&format!("{:?}", p.name), p)).collect();
+            params.push(format!("**{{{}}}", entries.join(", ")));
+        }
+        if is_python_name(self.name) {
+            format!("{}({}) -> {}", self.name, params.join(", "), self.returns)
+        } else {
+            params.insert(0, format!("{:?}", self.name));
+            format!("call_tool({}) -> {}", params.join(", "), self.returns)
+        }
     }
 
     /// The JSON Schema of the keyword arguments.
@@ -340,7 +353,9 @@ impl Signature<'_> {
                 schema = json!({"anyOf": [schema, {"type": "null"}]});
             }
             if let Json::Object(map) = &mut schema {
-                map.insert("description".into(), param.doc.as_ref().into());
+                if !param.doc.is_empty() {
+                    map.insert("description".into(), param.doc.as_ref().into());
+                }
                 if let ParamDefault::Str(_) | ParamDefault::Int(_) | ParamDefault::Bool(_) = param.default {
                     map.insert("default".into(), param.default.value().to_json());
                 }
@@ -358,6 +373,23 @@ impl Signature<'_> {
 /// The parameters of a tool that takes keyword arguments only, and any of them.
 pub(crate) static KEYWORDS_ONLY: [Param; 1] =
     [Param::new("arguments", Kind::Kwargs, ParamDefault::None, "The tool's arguments, as keywords")];
+
+/// Python's keywords, which no call can use as a name (`None`, `class`, …).
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+];
+
+/// Whether a program can write `name` as a function or keyword name: an ASCII Python
+/// identifier that is not a keyword (`readFile`, `ReadFile`, `read_file`; not `read-file`).
+#[must_use]
+pub(crate) fn is_python_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !PYTHON_KEYWORDS.contains(&name)
+}
 
 #[cfg(test)]
 mod tests {
@@ -382,12 +414,35 @@ mod tests {
     }
 
     #[test]
+    fn names_a_program_cannot_write_are_quoted() {
+        static QUOTED: [Param; 2] = [
+            Param::required("file-path", Kind::Str, ""),
+            Param::new(
+                "maxLines",
+                Kind::Json(JsonType { base: JsonBase::Integer, list: false }),
+                ParamDefault::Omitted,
+                "",
+            ),
+        ];
+        let signature = Signature { name: "read-file", params: &QUOTED, returns: "Any" };
+        assert_eq!(signature.short(), r#"call_tool("read-file", maxLines=None, **{"file-path"}) -> Any"#);
+        assert_eq!(signature.full(), r#"call_tool("read-file", maxLines=None, **{"file-path": str}) -> Any"#);
+        for name in ["read_file", "readFile", "ReadFile", "_x", "a1"] {
+            assert!(is_python_name(name), "{name}");
+        }
+        for name in ["read-file", "1a", "", "None", "class", "a.b", "é"] {
+            assert!(!is_python_name(name), "{name}");
+        }
+    }
+
+    #[test]
     fn declared_types_parse_check_and_name_themselves() {
         let ty = JsonType::parse("integer[]").unwrap();
         assert_eq!(ty.name(), "integer[]");
         assert!(Kind::Json(ty).accepts(&Value::List(vec![Value::Int(1)])));
         assert!(!Kind::Json(ty).accepts(&Value::List(vec![Value::Str("1".into())])));
         assert_eq!(JsonType::parse("str"), None);
+        assert_eq!(JsonType::parse("string[][]"), None);
         assert_eq!(Kind::Json(ty).json_schema(), json!({"type": "array", "items": {"type": "integer"}}));
     }
 }

@@ -84,6 +84,14 @@ impl Workspace {
         Ok(Self { root: root.to_path_buf(), dir, protected: Protected::for_root(root) })
     }
 
+    /// Write-protects the tools folders in `dirs` that lie in the workspace, and the packages
+    /// their JavaScript tools load ([`Protected::add_tool_dir`]).
+    pub(crate) fn protect_tool_dirs<'a>(&mut self, dirs: impl IntoIterator<Item = &'a Path>) {
+        for dir in dirs {
+            self.protected.add_tool_dir(&self.root, dir);
+        }
+    }
+
     /// The canonical root.
     #[must_use]
     pub(crate) fn root(&self) -> &Path {

@@ -1,6 +1,6 @@
-//! Running a Markdown tool whose code runs on the host: JavaScript under `node`, shell under
-//! `sh`, in the workspace, with the input as JSON on stdin and the answer read from stdout.
-//! (Python tools run inside the sandbox, by the backend.)
+//! Running a Markdown tool whose code runs on the host: JavaScript under `node` (as agentschema
+//! runs it: see `node`), shell under `sh` with the input as JSON on stdin and the answer read
+//! from stdout; both in the workspace. (Python tools run inside the sandbox, by the backend.)
 
 use std::path::Path;
 use std::process::Command;
@@ -8,18 +8,13 @@ use std::time::Duration;
 
 use super::load::UserTool;
 use super::markdown::Language;
+use super::node;
 use crate::env;
 use crate::tools::process::{self, Timeout};
-use crate::tools::{ErrorKind, ToolError, Value};
+use crate::tools::{ToolError, Value};
 
 /// Longest a host-side user tool may run (also cut to the run's remaining time).
 const HOST_TIMEOUT: Duration = Duration::from_mins(1);
-
-/// `node` runs the `CommonJS` module named by its first argument on the JSON from stdin.
-const NODE_RUNNER: &str = "const run = require(process.argv[1]); let data = '';\
-process.stdin.on('data', c => data += c).on('end', async () => { try { const r = await run(JSON.parse(data || '{}'));\
-process.stdout.write(JSON.stringify(r === undefined ? null : r)); } catch (e) { process.stderr.write(String(e && e.stack || e));\
-process.exit(1); } });";
 
 /// Runs a host-side tool (JavaScript or shell) on `input` in `workspace`, within `remaining`.
 pub(crate) fn run_on_host(
@@ -29,32 +24,24 @@ pub(crate) fn run_on_host(
     remaining: Duration,
 ) -> Result<Value, ToolError> {
     let name = &tool.tool.name;
-    let json = input.to_json().to_string();
-    let temp;
-    let mut command = match tool.tool.language {
-        Language::Shell => {
-            let mut command = Command::new("sh");
-            command.arg("-c").arg(&tool.tool.code);
-            command
-        }
-        Language::JavaScript => {
-            temp = tempfile::Builder::new()
-                .prefix("codeact-tool-")
-                .tempdir()
-                .map_err(|e| ToolError::new(ErrorKind::Os, format!("{name}(): {e}")))?;
-            let file = temp.path().join(format!("{name}.js"));
-            std::fs::write(&file, &tool.tool.code)
-                .map_err(|e| ToolError::new(ErrorKind::Os, format!("{name}(): {e}")))?;
-            let mut command = Command::new("node");
-            command.arg("-e").arg(NODE_RUNNER).arg(file);
-            command
-        }
-        Language::Python => return Err(ToolError::runtime(format!("{name}() runs inside the sandbox"))),
-    };
+    let timeout = Timeout::within(HOST_TIMEOUT, remaining);
+    match tool.tool.language {
+        Language::Shell => run_shell(name, &tool.tool.code, input, workspace, timeout),
+        Language::JavaScript => node::run(tool, input, workspace, timeout),
+        Language::Python => Err(ToolError::runtime(format!("{name}() runs inside the sandbox"))),
+    }
+}
+
+/// Runs the shell tool `name` (`code`) with `input` as JSON on stdin: its stdout, less one
+/// trailing newline, is the result — the value of its JSON when it is JSON, else the text.
+fn run_shell(name: &str, code: &str, input: &Value, workspace: &Path, timeout: Timeout) -> Result<Value, ToolError> {
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(code);
     // The tool runs in the workspace, where the program can write: a `python3 -c` or `-m` in it
     // must not import a module the program planted there.
     command.current_dir(workspace).env(env::PYTHON_SAFE_PATH, "1");
-    let finished = process::run_for_tool(name, command, json.as_bytes(), Timeout::within(HOST_TIMEOUT, remaining))?;
+    let json = input.to_json().to_string();
+    let finished = process::run_for_tool(name, command, json.as_bytes(), timeout)?;
     if !finished.status.success() {
         let code = finished.status.code().unwrap_or(-1);
         return Err(ToolError::runtime(format!("{name}() failed (exit {code}): {}", finished.stderr.trim())));

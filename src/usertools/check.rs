@@ -1,14 +1,13 @@
 //! `codeact check`: every problem in every tool file and config file, each as
-//! `path:line: message`.
+//! `path:line: message` with the rule it breaks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use super::markdown::{self, Language};
-use super::{Problem, secrets};
+use super::load::{MAX_DEPTH, is_tool_file};
+use super::markdown::{self, Code, Declared, Language, ToolFile};
+use super::{Problem, dirs, node, secrets};
 use crate::bounded;
-use crate::tools::builtin::is_reserved;
 
 /// How `check` validates what it cannot parse itself, given by the command layer.
 #[derive(Debug, Clone, Copy)]
@@ -19,31 +18,25 @@ pub(crate) struct Validators {
     pub(crate) config: fn(&str) -> Result<(), String>,
 }
 
-/// The files `check` looks at by default: each config dir's `config.json` and `tools/`.
-#[must_use]
-pub(crate) fn default_targets(user_config: Option<&Path>, workspace: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = user_config.into_iter().map(Path::to_path_buf).collect();
-    dirs.push(workspace.join(".codeact"));
-    dirs.iter().flat_map(|dir| [dir.join("config.json"), dir.join("tools")]).filter(|p| p.exists()).collect()
-}
+/// The most tools the API takes for one agent: the custom tools, plus one entry for all the
+/// pre-built ones.
+const MAX_TOOLS: usize = 256;
 
 /// Checks every file under `targets` and returns every problem, sorted by file and line.
 #[must_use]
 pub(crate) fn check(targets: &[PathBuf], validators: Validators) -> Vec<Problem> {
-    let mut files = Vec::new();
-    for target in targets {
-        collect(target, true, 0, &mut files);
-    }
-    files.sort();
-    files.dedup();
+    let files = files_of(targets);
     let mut problems = Vec::new();
-    let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for path in &files {
+    let mut names: BTreeMap<String, (PathBuf, usize)> = BTreeMap::new();
+    let mut javascript: Vec<(PathBuf, Code)> = Vec::new();
+    // Per target: its custom tools, and whether it has a pre-built one.
+    let mut counts: Vec<(usize, bool)> = vec![(0, false); targets.len()];
+    for (path, target) in &files {
         let text = match bounded::read_text(path, bounded::MAX_FILE_BYTES) {
             Ok(Some(text)) => text,
             Ok(None) => continue,
             Err(err) => {
-                problems.push(Problem::error(path, 1, format!("cannot be read: {err}")));
+                problems.push(Problem::error(path, 1, "unreadable", format!("cannot be read: {err}")));
                 continue;
             }
         };
@@ -51,92 +44,151 @@ pub(crate) fn check(targets: &[PathBuf], validators: Validators) -> Vec<Problem>
             problems.push(Problem::error(
                 path,
                 line,
+                "secret",
                 format!("this looks like {what}; keep secrets in the environment, not in files"),
             ));
         }
         match path.extension().and_then(|e| e.to_str()) {
             Some("json") => {
                 if let Err(message) = (validators.config)(&text) {
-                    problems.push(Problem::error(path, line_of(&message), message));
+                    problems.push(Problem::error(path, line_of(&message), "config", message));
                 }
             }
             Some("md") => {
-                let (tool, found) = markdown::parse(path, &text);
-                problems.extend(found);
+                let parsed = markdown::parse_file(path, &text);
+                problems.extend(parsed.problems);
+                match parsed.declared {
+                    Some(Declared::Custom) => counts[*target].0 += 1,
+                    Some(Declared::Prebuilt) => counts[*target].1 = true,
+                    None => {}
+                }
                 let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                if is_reserved(&stem) {
-                    problems.push(Problem::error(
+                match names.get(&stem) {
+                    // In one tools folder, sub-folders do not count.
+                    Some((first, in_target)) if in_target == target => problems.push(Problem::error(
                         path,
                         1,
-                        format!("`{stem}` is reserved: a built-in tool or Python name; rename the file and its `name`"),
-                    ));
-                }
-                if let Some(first) = names.get(&stem) {
-                    problems.push(Problem::error(
+                        "name-duplicate",
+                        format!(
+                            "more than one tool is named `{stem}`: also `{}` (folders do not count)",
+                            first.display()
+                        ),
+                    )),
+                    // Across folders, the first in codeact's order is used.
+                    Some((first, _)) => problems.push(Problem::warning(
                         path,
                         1,
-                        format!("duplicate tool name `{stem}`: also defined in `{}`", first.display()),
-                    ));
-                } else {
-                    names.insert(stem, path.clone());
+                        "name-shadowed",
+                        format!("`{stem}` is also a tool in `{}`, which comes first and is used", first.display()),
+                    )),
+                    None => {
+                        names.insert(stem, (path.clone(), *target));
+                    }
                 }
-                if let Some(tool) = tool {
-                    problems.extend(check_code(path, &tool, validators.python));
+                match parsed.code {
+                    Some(code) if code.language == Language::JavaScript => javascript.push((path.clone(), code)),
+                    Some(code) if code.language == Language::Python => {
+                        problems.extend(python_syntax(path, &code, validators.python));
+                    }
+                    _ => {}
+                }
+                match parsed.tool {
+                    Some(ToolFile::Prebuilt(name)) if markdown::prebuilt_equivalent(name).is_none() => {
+                        problems.push(Problem::warning(
+                            path,
+                            1,
+                            "prebuilt-unmapped",
+                            format!("codeact has no `{name}` tool: this pre-built tool is left out of codeact's runs"),
+                        ));
+                    }
+                    _ => {}
                 }
             }
             _ => {}
+        }
+    }
+    problems.extend(javascript_syntax(&javascript));
+    for (target, (customs, prebuilt)) in targets.iter().zip(counts) {
+        let tools = customs + usize::from(prebuilt);
+        if tools > MAX_TOOLS {
+            problems.push(Problem::error(
+                target,
+                1,
+                "too-many-tools",
+                format!(
+                    "more than {MAX_TOOLS} tools ({tools}, the pre-built ones counting as one): the API takes no more"
+                ),
+            ));
         }
     }
     problems.sort();
     problems
 }
 
-/// Whether the code block parses: Python with Monty's parser, JavaScript with `node --check`
-/// when node is installed.
-fn check_code(path: &Path, tool: &markdown::MarkdownTool, python: fn(&str) -> Option<(usize, String)>) -> Vec<Problem> {
-    match tool.language {
-        Language::Python => python(&tool.code)
-            .map(|(line, message)| {
-                Problem::error(
-                    path,
-                    tool.code_line + line.saturating_sub(1),
-                    format!("the Python code does not parse: {message}"),
-                )
-            })
-            .into_iter()
-            .collect(),
-        Language::JavaScript => {
-            let Ok(dir) = tempfile::tempdir() else { return Vec::new() };
-            let file = dir.path().join("tool.js");
-            if std::fs::write(&file, &tool.code).is_err() {
-                return Vec::new();
-            }
-            match Command::new("node").arg("--check").arg(&file).output() {
-                Ok(out) if !out.status.success() => {
-                    let stderr = String::from_utf8_lossy(&out.stderr);
-                    let line = stderr
-                        .lines()
-                        .next()
-                        .and_then(|l| l.rsplit(':').next())
-                        .and_then(|n| n.trim().parse::<usize>().ok())
-                        .unwrap_or(1);
-                    let message =
-                        stderr.lines().find(|l| l.contains("Error")).unwrap_or("syntax error").trim().to_owned();
-                    vec![Problem::error(
-                        path,
-                        tool.code_line + line.saturating_sub(1),
-                        format!("the JavaScript code does not parse: {message}"),
-                    )]
-                }
-                _ => Vec::new(),
+/// The files to check under `targets`, each with the index of its target: in the targets'
+/// order (codeact's), sorted in each; a file under two targets is the first's.
+fn files_of(targets: &[PathBuf]) -> Vec<(PathBuf, usize)> {
+    let mut files = Vec::new();
+    let mut seen = HashSet::new();
+    for (index, target) in targets.iter().enumerate() {
+        let mut found = Vec::new();
+        collect(&dirs::agent_tools(target).unwrap_or_else(|| target.clone()), true, 0, &mut found);
+        found.sort();
+        for path in found {
+            if seen.insert(path.clone()) {
+                files.push((path, index));
             }
         }
-        Language::Shell => Vec::new(),
     }
+    files
 }
 
-/// How many folders down `check` looks.
-const MAX_DEPTH: usize = 8;
+/// Whether a Python tool's code parses, with Monty's parser.
+fn python_syntax(path: &Path, code: &Code, python: fn(&str) -> Option<(usize, String)>) -> Option<Problem> {
+    python(&code.source).map(|(line, message)| {
+        Problem::error(
+            path,
+            code.first_line + line.saturating_sub(1),
+            "code-syntax",
+            format!("the Python code does not parse: {message}"),
+        )
+    })
+}
+
+/// Whether each JavaScript tool's code parses as agentschema loads it (a `CommonJS` function
+/// body), in one `node`; each gets a warning that it was not checked when there is no `node`.
+fn javascript_syntax(tools: &[(PathBuf, Code)]) -> Vec<Problem> {
+    if tools.is_empty() {
+        return Vec::new();
+    }
+    let sources: Vec<&str> = tools.iter().map(|(_, code)| code.source.as_str()).collect();
+    let Some(results) = node::syntax_errors(&sources) else {
+        return tools
+            .iter()
+            .map(|(path, code)| {
+                Problem::warning(
+                    path,
+                    code.first_line,
+                    "code-unchecked",
+                    "the JavaScript code was not checked: `node` is not on PATH".into(),
+                )
+            })
+            .collect();
+    };
+    tools
+        .iter()
+        .zip(results)
+        .filter_map(|((path, code), result)| {
+            let (line, message) = result?;
+            Some(Problem::error(
+                path,
+                code.first_line + line.saturating_sub(1),
+                "code-syntax",
+                format!("the JavaScript code does not parse: {message}"),
+            ))
+        })
+        .collect()
+}
 
 /// The files to check under `path`: `.md` tool files (recursively, skipping dot-files and
 /// symlinked folders, at most [`MAX_DEPTH`] down), top-level `.py` tools not starting with `_`,
@@ -148,16 +200,20 @@ fn collect(path: &Path, explicit: bool, depth: usize, out: &mut Vec<PathBuf>) {
     }
     let meta = if explicit { std::fs::metadata(path) } else { std::fs::symlink_metadata(path) };
     if meta.is_ok_and(|meta| meta.is_dir()) {
+        // As deep as the loader reads (`load::markdown_files`).
         let Ok(entries) = std::fs::read_dir(path) else { return };
-        if depth >= MAX_DEPTH {
+        if depth > MAX_DEPTH {
             return;
         }
         for entry in entries.flatten() {
             collect(&entry.path(), false, depth + 1, out);
         }
     } else {
-        let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-        if explicit || extension == "md" || name == "config.json" || (extension == "py" && !name.starts_with('_')) {
+        let extension = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+        // A `config.json` counts only directly in a folder given (a config dir); one deeper
+        // is some tool's data.
+        let config = name == "config.json" && depth == 1;
+        if explicit || is_tool_file(path) || config || (extension == "py" && !name.starts_with('_')) {
             out.push(path.to_path_buf());
         }
     }

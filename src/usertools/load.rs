@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use super::markdown::{self, MarkdownTool};
+use super::markdown::{self, MarkdownTool, ToolFile};
 use crate::bounded;
 use crate::tools::spec::{Kind, Param, ParamDefault, Signature};
 
@@ -41,16 +41,8 @@ impl UserTool {
     }
 }
 
-/// The `tools/` folders, the user's (in `user_config`) first, then the project's.
-#[must_use]
-pub(crate) fn tool_dirs(user_config: Option<&Path>, workspace: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = user_config.into_iter().map(|d| d.join("tools")).collect();
-    dirs.push(workspace.join(".codeact").join("tools"));
-    dirs
-}
-
 /// How deep below a `tools/` folder Markdown tool files are looked for.
-const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 
 /// What [`load`] found.
 #[derive(Debug, Default)]
@@ -67,6 +59,7 @@ pub(crate) struct Loaded {
 #[must_use]
 pub(crate) fn load(dirs: &[PathBuf], trusted: &dyn Fn(&Path, &[u8]) -> bool) -> Loaded {
     let mut loaded = Loaded::default();
+    let mut unmapped = Vec::new();
     for path in dirs.iter().flat_map(|dir| markdown_files(dir)) {
         let content = match bounded::read(&path, bounded::MAX_FILE_BYTES) {
             Ok(Some(content)) => content,
@@ -84,16 +77,33 @@ pub(crate) fn load(dirs: &[PathBuf], trusted: &dyn Fn(&Path, &[u8]) -> bool) -> 
             loaded.warnings.push(format!("tool file `{}` left out: not UTF-8 text", path.display()));
             continue;
         };
-        match markdown::parse(&path, &text) {
-            (Some(tool), _) => loaded.tools.push(UserTool::new(tool, path)),
-            (None, problems) => loaded.warnings.push(format!(
+        let parsed = markdown::parse_file(&path, &text);
+        match parsed.tool {
+            Some(ToolFile::Custom(tool)) => loaded.tools.push(UserTool::new(tool, path)),
+            Some(ToolFile::Prebuilt(name)) => {
+                if markdown::prebuilt_equivalent(name).is_none() {
+                    unmapped.push(format!("`{name}` ({})", path.display()));
+                }
+            }
+            None => loaded.warnings.push(format!(
                 "tool file `{}` has {} problem(s); run `codeact check`",
                 path.display(),
-                problems.len()
+                parsed.problems.len()
             )),
         }
     }
+    // Pre-built tool files stand for codeact's own tools (`read` is `view`, `write` is
+    // `create`, …), which are there anyway; the others are named once.
+    if !unmapped.is_empty() {
+        loaded.warnings.push(format!("pre-built tools that codeact does not have, left out: {}", unmapped.join(", ")));
+    }
     loaded
+}
+
+/// Whether `path` is a tool file by its name: it ends in `.md` (as written: `X.MD` is not).
+#[must_use]
+pub(crate) fn is_tool_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "md")
 }
 
 /// The Markdown files in `dir` and the folders below it, sorted in each folder, hidden names
@@ -104,7 +114,7 @@ pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
     let hidden = |path: &Path| path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
     let mut out = Vec::new();
     walk(dir, 0, &hidden, &mut out);
-    out.retain(|path| path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")));
+    out.retain(|path| is_tool_file(path));
     out
 }
 

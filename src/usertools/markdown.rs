@@ -1,14 +1,41 @@
-//! Markdown tool files in the agentschema v0.2 tool format: YAML frontmatter (`type: custom`,
-//! `name`, `description`), an `## Input Schema` table, and one `## Code` block whose language
-//! decides where the code runs. [`parse`] returns the tool and every problem it found, each with
-//! its line, so `codeact check` can report them all at once.
+//! Markdown tool files in the agentschema v0.2 tool format, read as agentschema reads them:
+//! YAML frontmatter between `---` lines, then sections split at `## ` headings outside code
+//! fences (the last section of a title counts). A custom tool (`type: custom`, `name`,
+//! `description`) has an `## Input Schema` table and one `## Code` block whose language
+//! decides where the code runs; a pre-built tool file (`type: agent_toolset_20260401`) names
+//! one of the pre-built tools and nothing else. [`parse_file`] returns the tool and every
+//! problem found, each with its line and rule, so `codeact check` can report them all at once.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use super::{Problem, is_identifier};
+use super::Problem;
+use crate::tools::builtin::is_reserved;
 use crate::tools::spec::{JsonBase, JsonType};
+
+/// The `type` of a pre-built tool file.
+pub(crate) const TOOLSET: &str = "agent_toolset_20260401";
+
+/// The pre-built tools a `type: agent_toolset_20260401` file may name, and the codeact tool
+/// each one is (`None`: codeact has none).
+pub(crate) const PREBUILT: [(&str, Option<&str>); 8] = [
+    ("bash", Some("bash")),
+    ("edit", Some("edit")),
+    ("glob", Some("glob")),
+    ("grep", Some("grep")),
+    ("read", Some("view")),
+    ("web_fetch", Some("web_fetch")),
+    ("web_search", None),
+    ("write", Some("create")),
+];
+
+/// Tool names agentschema keeps for itself: a custom tool cannot start with one.
+const RESERVED_PREFIXES: [&str; 2] = ["mcp__", "ant__"];
+
+/// The longest tool name the API takes.
+const MAX_NAME: usize = 64;
 
 /// Where a tool's code runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +57,7 @@ pub(crate) struct Input {
     pub(crate) required: bool,
 }
 
-/// A tool file that parsed without errors.
+/// A custom tool file that parsed without errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MarkdownTool {
     pub(crate) name: String,
@@ -42,235 +69,661 @@ pub(crate) struct MarkdownTool {
     pub(crate) code_line: usize,
 }
 
-/// Parses `text`, the contents of the tool file `path`.
+/// What a tool file without errors declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ToolFile {
+    Custom(MarkdownTool),
+    /// A pre-built tool, by its agentschema name.
+    Prebuilt(&'static str),
+}
+
+/// A custom tool's code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Code {
+    pub(crate) language: Language,
+    pub(crate) source: String,
+    /// The line of the code's first line in the file.
+    pub(crate) first_line: usize,
+}
+
+/// What its frontmatter says a file is, whether or not the rest is right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Declared {
+    Custom,
+    Prebuilt,
+}
+
+/// A parsed tool file.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    /// `None` when the frontmatter could not be read or names no known type.
+    pub(crate) declared: Option<Declared>,
+    /// `None` when there is an error among the problems.
+    pub(crate) tool: Option<ToolFile>,
+    /// A custom tool's code block, also when the file has other problems (its syntax is
+    /// checked all the same).
+    pub(crate) code: Option<Code>,
+    pub(crate) problems: Vec<Problem>,
+}
+
+/// Parses `text`, the contents of the tool file `path`, whose file name is the tool's name.
 #[must_use]
-pub(crate) fn parse(path: &Path, text: &str) -> (Option<MarkdownTool>, Vec<Problem>) {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut file = File { path, lines: &lines, problems: Vec::new() };
-    let (body_start, name, description) = file.frontmatter();
-    let inputs = file.section("Input Schema", body_start).map(|start| file.inputs(start)).unwrap_or_default();
-    let code = match file.section("Code", body_start) {
-        None => {
-            file.error(lines.len(), "missing `## Code` section with one fenced code block".into());
-            None
-        }
-        Some(start) => file.code(start),
+pub(crate) fn parse_file(path: &Path, text: &str) -> Parsed {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
+    let lines: Vec<&str> = text.split('\n').collect();
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut file = File { path, problems: Vec::new() };
+    let Some(front) = file.frontmatter(&lines) else {
+        return Parsed { declared: None, tool: None, code: None, problems: file.problems };
     };
-    let problems = file.problems;
-    let tool = match (name, description, code) {
-        (Some(name), Some(description), Some((language, code, code_line))) if problems.is_empty() => {
-            Some(MarkdownTool { name, description, inputs, language, code, code_line })
+    let sections = Sections::split(&lines, front.body_start);
+    if let Some(&line) = sections.repeated_code.last() {
+        file.warning(
+            line,
+            "code-section-duplicate",
+            "more than one `## Code` section: the last one is used; remove the others".into(),
+        );
+    }
+    // Structure problems count for every file, whatever its type, as agentschema reads the
+    // sections of every tool file.
+    let table = sections.get("input schema").map(|lines| file.table(lines));
+    let block = sections.get("code").and_then(|lines| file.code_block(lines));
+
+    let declared = file.declared(&front);
+    let mut code_found = None;
+    let tool = match declared {
+        Some(Declared::Prebuilt) => {
+            file.known_fields(&front, &["type"]);
+            file.prebuilt(&stem).map(ToolFile::Prebuilt)
         }
-        _ => None,
+        Some(Declared::Custom) => {
+            file.known_fields(&front, &["type", "name", "description"]);
+            let description = file.custom_header(&front, &stem);
+            let inputs = file.inputs(table.flatten().unwrap_or_default());
+            let code = match (sections.get("code"), block) {
+                (None, _) => {
+                    file.error(
+                        lines.len() - usize::from(lines.last() == Some(&"")),
+                        "code-missing",
+                        "a `## Code` section with one JavaScript code block is required".into(),
+                    );
+                    None
+                }
+                (Some(_), None) => None,
+                (Some(_), Some(block)) => file.language(&block).map(|language| (language, block)),
+            };
+            code_found = code.as_ref().map(|(language, block)| Code {
+                language: *language,
+                source: block.source.clone(),
+                first_line: block.first_line + 2,
+            });
+            match (description, code) {
+                (Some(description), Some((language, block))) => Some(ToolFile::Custom(MarkdownTool {
+                    name: stem,
+                    description,
+                    inputs,
+                    language,
+                    code: block.source,
+                    code_line: block.first_line + 2,
+                })),
+                _ => None,
+            }
+        }
+        None => None,
     };
-    (tool, problems)
+    let tool = tool.filter(|_| !file.problems.iter().any(|p| p.severity == super::Severity::Error));
+    Parsed { declared, tool, code: code_found, problems: file.problems }
+}
+
+/// The codeact tool a pre-built tool is, if codeact has one.
+#[must_use]
+pub(crate) fn prebuilt_equivalent(name: &str) -> Option<&'static str> {
+    PREBUILT.iter().find(|(prebuilt, _)| *prebuilt == name).and_then(|(_, ours)| *ours)
+}
+
+fn is_prebuilt(name: &str) -> bool {
+    PREBUILT.iter().any(|(prebuilt, _)| *prebuilt == name)
+}
+
+fn prebuilt_names() -> String {
+    PREBUILT.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
+}
+
+/// A file's frontmatter, read.
+struct Frontmatter<'a> {
+    map: yaml_rust2::yaml::Hash,
+    /// Its lines, the `---` lines left out; the first is line 2 of the file.
+    lines: Vec<&'a str>,
+    /// The index of the first line after the closing `---`.
+    body_start: usize,
+}
+
+impl Frontmatter<'_> {
+    fn get(&self, key: &str) -> Option<&Yaml> {
+        self.map.get(&Yaml::String(key.into()))
+    }
+
+    /// The line of `key:`, or 1.
+    fn line_of(&self, key: &str) -> usize {
+        self.lines.iter().position(|l| l.starts_with(&format!("{key}:"))).map_or(1, |i| i + 2)
+    }
+}
+
+/// A fenced code block.
+#[derive(Debug, Clone)]
+struct Block {
+    /// The index of the opening fence's line.
+    first_line: usize,
+    language: String,
+    source: String,
 }
 
 /// A file being parsed, and the problems found so far.
 struct File<'a> {
     path: &'a Path,
-    lines: &'a [&'a str],
     problems: Vec<Problem>,
 }
 
 impl File<'_> {
-    fn error(&mut self, line: usize, message: String) {
-        self.problems.push(Problem::error(self.path, line, message));
+    fn error(&mut self, line: usize, rule: &'static str, message: String) {
+        self.problems.push(Problem::error(self.path, line, rule, message));
     }
 
-    /// Checks the frontmatter; returns where the body starts, the name and the description.
-    fn frontmatter(&mut self) -> (usize, Option<String>, Option<String>) {
-        let lines = self.lines;
-        if lines.first().map(|l| l.trim_end()) != Some("---") {
+    fn warning(&mut self, line: usize, rule: &'static str, message: String) {
+        self.problems.push(Problem::warning(self.path, line, rule, message));
+    }
+
+    /// The frontmatter, when there is one that reads as a YAML mapping.
+    fn frontmatter<'t>(&mut self, lines: &[&'t str]) -> Option<Frontmatter<'t>> {
+        if lines.first() != Some(&"---") || lines.len() < 2 {
             self.error(
                 1,
-                "missing frontmatter: start the file with `---`, then `type: custom`, `name` and `description`".into(),
+                "frontmatter-missing",
+                "must start with YAML frontmatter between `---` lines: the first line is exactly `---`".into(),
             );
-            return (0, None, None);
+            return None;
         }
-        let Some(end) = lines.iter().skip(1).position(|l| l.trim_end() == "---") else {
-            self.error(1, "unclosed frontmatter: add a `---` line after it".into());
-            return (lines.len(), None, None);
+        let closing =
+            |line: &&str| line.strip_prefix("---").is_some_and(|rest| rest.trim_matches([' ', '\t']).is_empty());
+        let Some(end) = lines.iter().skip(1).position(closing).map(|i| i + 1) else {
+            self.error(1, "frontmatter-unclosed", "the frontmatter is not closed with a `---` line".into());
+            return None;
         };
-        let yaml = lines[1..=end].join("\n");
-        let docs = match YamlLoader::load_from_str(&yaml) {
+        let yaml_lines = lines[1..end].to_vec();
+        let docs = match YamlLoader::load_from_str(&yaml_lines.join("\n")) {
             Ok(docs) => docs,
             Err(err) => {
-                self.error(err.marker().line() + 1, format!("invalid YAML in the frontmatter: {}", err.info()));
-                return (end + 2, None, None);
+                self.error(err.marker().line() + 1, "yaml-invalid", format!("invalid YAML: {}", err.info()));
+                return None;
             }
         };
-        let Some(Yaml::Hash(map)) = docs.first() else {
-            self.error(2, "the frontmatter must be a YAML mapping (`key: value` lines)".into());
-            return (end + 2, None, None);
+        let map = match docs.into_iter().next() {
+            None | Some(Yaml::Null) => yaml_rust2::yaml::Hash::new(),
+            Some(Yaml::Hash(map)) => map,
+            Some(_) => {
+                self.error(
+                    2,
+                    "frontmatter-not-mapping",
+                    "the frontmatter must be a YAML mapping (`key: value` lines)".into(),
+                );
+                return None;
+            }
         };
-        let get = |key: &str| map.get(&Yaml::String(key.into()));
-        let line_of =
-            |key: &str| lines[1..=end].iter().position(|l| l.starts_with(&format!("{key}:"))).map_or(1, |i| i + 2);
-        match get("type").and_then(Yaml::as_str) {
-            Some("custom") => {}
-            Some(other) => self.error(line_of("type"), format!("`type` must be `custom`, not `{other}`")),
-            None => self.error(1, "the frontmatter needs `type: custom`".into()),
+        Some(Frontmatter { map, lines: yaml_lines, body_start: end + 1 })
+    }
+
+    /// The kind of tool `type` declares; a problem when it names none.
+    fn declared(&mut self, front: &Frontmatter<'_>) -> Option<Declared> {
+        match front.get("type") {
+            Some(Yaml::String(ty)) if ty == "custom" => return Some(Declared::Custom),
+            Some(Yaml::String(ty)) if ty == TOOLSET => return Some(Declared::Prebuilt),
+            _ => {}
         }
-        let stem = self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let name = get("name").and_then(Yaml::as_str).map(str::to_owned);
-        match &name {
-            None => self.error(1, "the frontmatter needs a `name`".into()),
-            Some(n) => {
-                if !is_identifier(n) {
-                    self.error(
-                        line_of("name"),
-                        format!("`{n}` is not a valid tool name: use lowercase letters, digits and `_`, starting with a letter"),
-                    );
-                }
-                if *n != stem {
-                    self.error(
-                        line_of("name"),
-                        format!("`name` is `{n}` but the file is `{stem}.md`; they must match"),
-                    );
-                }
+        let not = front.get("type").map(|ty| format!(", not `{}`", yaml_text(ty))).unwrap_or_default();
+        self.error(
+            front.line_of("type"),
+            "type-invalid",
+            format!("`type` must be `{TOOLSET}` (a pre-built tool) or `custom`{not}"),
+        );
+        None
+    }
+
+    /// A problem for each frontmatter field not in `allowed`.
+    fn known_fields(&mut self, front: &Frontmatter<'_>, allowed: &[&str]) {
+        for key in front.map.keys() {
+            let key = yaml_text(key);
+            if !allowed.contains(&key.as_str()) {
+                let fields = allowed.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
+                self.error(front.line_of(&key), "field-unknown", format!("unknown field `{key}` (allowed: {fields})"));
             }
         }
-        let description = get("description").and_then(Yaml::as_str).map(str::trim).filter(|d| !d.is_empty());
-        if description.is_none() {
+    }
+
+    /// The pre-built tool a pre-built file names.
+    fn prebuilt(&mut self, stem: &str) -> Option<&'static str> {
+        let known = PREBUILT.iter().map(|(name, _)| *name).find(|name| *name == stem);
+        if known.is_none() {
             self.error(
                 1,
+                "prebuilt-unknown",
+                format!("`{stem}` is not a pre-built tool; name the file after one of: {}", prebuilt_names()),
+            );
+        }
+        known
+    }
+
+    /// Checks a custom tool's name (its file name) and description; returns the description.
+    fn custom_header(&mut self, front: &Frontmatter<'_>, stem: &str) -> Option<String> {
+        let name_line = front.line_of("name");
+        match front.get("name") {
+            Some(Yaml::String(name)) if name == stem => {}
+            Some(name) => self.error(
+                name_line,
+                "name-mismatch",
+                format!("`name` is `{}` but the file is `{stem}.md`; they must match", yaml_text(name)),
+            ),
+            None => self.error(1, "name-mismatch", format!("the frontmatter needs `name: {stem}`, the file's name")),
+        }
+        let valid = (1..=MAX_NAME).contains(&stem.chars().count())
+            && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid {
+            self.error(
+                name_line,
+                "name-invalid",
+                format!(
+                    "`{stem}` is not a valid tool name: use letters, digits, `_` and `-`, up to {MAX_NAME} characters"
+                ),
+            );
+        }
+        if is_prebuilt(stem) {
+            self.error(
+                name_line,
+                "name-prebuilt",
+                format!("`{stem}` is a pre-built tool's name, which the API refuses for a custom tool; rename the file and its `name`"),
+            );
+        } else if is_reserved(stem) {
+            self.error(
+                name_line,
+                "name-reserved",
+                format!("`{stem}` is taken: a codeact tool or Python name; rename the file and its `name`"),
+            );
+        }
+        if let Some(prefix) = RESERVED_PREFIXES.iter().find(|prefix| stem.starts_with(**prefix)) {
+            self.error(name_line, "name-prefix", format!("custom tool names cannot start with `{prefix}`"));
+        }
+        let description = match front.get("description") {
+            Some(Yaml::String(text)) if !text.trim().is_empty() => Some(text.trim().to_owned()),
+            _ => None,
+        };
+        if description.is_none() {
+            self.error(
+                front.line_of("description"),
+                "description-missing",
                 "the frontmatter needs a non-empty `description`: it is how a model learns when to call the tool"
                     .into(),
             );
         }
-        (end + 2, name, description.map(str::to_owned))
+        description
     }
 
-    /// The line index of `## title` at or after `from`.
-    fn section(&self, title: &str, from: usize) -> Option<usize> {
-        let heading = format!("## {title}");
-        self.lines.iter().enumerate().skip(from).find(|(_, l)| l.trim().eq_ignore_ascii_case(&heading)).map(|(i, _)| i)
-    }
-
-    /// The line index where the section starting at `start` ends.
-    fn section_end(&self, start: usize) -> usize {
-        self.lines
-            .iter()
-            .enumerate()
-            .skip(start + 1)
-            .find(|(_, l)| l.starts_with("## "))
-            .map_or(self.lines.len(), |(i, _)| i)
-    }
-
-    /// The rows of the input table in the section at `start`.
-    fn inputs(&mut self, start: usize) -> Vec<Input> {
-        let rows: Vec<(usize, &str)> = (start + 1..self.section_end(start))
-            .map(|i| (i + 1, self.lines[i].trim()))
-            .filter(|(_, l)| !l.is_empty())
-            .collect();
-        let cells = |row: &str| -> Vec<String> {
-            row.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`').trim().to_owned()).collect()
-        };
-        let Some(((header_line, header), rest)) = rows.split_first() else {
-            self.error(start + 1, "the `## Input Schema` section has no table".into());
-            return Vec::new();
-        };
-        let header: Vec<String> = cells(header).iter().map(|c| c.to_ascii_lowercase()).collect();
-        if header != ["name", "type", "description", "required"] {
+    /// The rows of the `## Input Schema` table, `None` when its header is wrong. Rows are the
+    /// lines that start with `|`; the two first are the header and its separator. A section
+    /// without a table declares no inputs.
+    fn table(&mut self, lines: &[(usize, &str)]) -> Option<Vec<(usize, Vec<String>)>> {
+        let rows: Vec<(usize, Vec<String>)> =
+            lines.iter().filter(|(_, l)| l.trim().starts_with('|')).map(|(i, l)| (i + 1, cells(l))).collect();
+        let Some((header_line, header)) = rows.first() else { return Some(Vec::new()) };
+        let wanted = ["name", "type", "description", "required"];
+        let matches =
+            wanted.iter().enumerate().all(|(i, want)| header.get(i).is_some_and(|c| c.to_lowercase() == *want));
+        if !matches {
             self.error(
                 *header_line,
-                "the input table must have the columns `| Name | Type | Description | Required |`".into(),
+                "table-columns",
+                "the Input Schema table's columns must be `| Name | Type | Description | Required |`".into(),
             );
-            return Vec::new();
+            return None;
         }
+        Some(rows.into_iter().skip(2).collect())
+    }
+
+    /// The inputs the table's rows declare.
+    fn inputs(&mut self, rows: Vec<(usize, Vec<String>)>) -> Vec<Input> {
         let mut inputs: Vec<Input> = Vec::new();
-        for (line, row) in rest {
-            if row.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ')) {
-                continue;
-            }
-            let cols = cells(row);
-            if !row.starts_with('|') || cols.len() != 4 {
-                self.error(*line, "malformed table row: expected `| name | type | description | required |`".into());
-                continue;
-            }
-            let (input, ty, about, required) = (&cols[0], &cols[1], &cols[2], &cols[3]);
-            if !is_identifier(input) {
-                self.error(*line, format!("`{input}` is not a valid input name"));
-            }
-            if inputs.iter().any(|i| &i.name == input) {
-                self.error(*line, format!("input `{input}` is declared twice"));
-            }
-            let parsed = JsonType::parse(ty);
+        let mut seen: Vec<String> = Vec::new();
+        for (line, cols) in rows {
+            let cell = |i: usize| cols.get(i).cloned().unwrap_or_default();
+            let (name, ty, description, required) = (cell(0), cell(1), cell(2), cell(3));
+            let name_ok = if name.is_empty() {
+                self.error(line, "input-no-name", "an Input Schema row has no name".into());
+                false
+            } else if seen.contains(&name) {
+                self.error(line, "input-duplicate", format!("input `{name}` is listed twice"));
+                false
+            } else {
+                seen.push(name.clone());
+                true
+            };
+            let parsed = JsonType::parse(&ty);
             if parsed.is_none() {
                 let types: Vec<&str> = JsonBase::ALL.iter().map(|t| t.name()).collect();
                 self.error(
-                    *line,
-                    format!("input `{input}` has type `{ty}`; use one of {} (or one of them + `[]`)", types.join(", ")),
+                    line,
+                    "input-type",
+                    format!(
+                        "input `{name}` has type `{ty}`; use {}, or one of them followed by `[]`",
+                        types.join(", ")
+                    ),
                 );
             }
-            let required = match required.to_ascii_lowercase().as_str() {
+            let required = match required.to_lowercase().as_str() {
                 "true" => true,
                 "false" => false,
                 other => {
-                    self.error(*line, format!("Required must be `true` or `false`, not `{other}`"));
+                    self.error(
+                        line,
+                        "input-required",
+                        format!("input `{name}`: Required must be `true` or `false`, not `{other}`"),
+                    );
                     false
                 }
             };
-            let ty = parsed.unwrap_or(JsonType { base: JsonBase::String, list: false });
-            inputs.push(Input { name: input.clone(), ty, description: about.clone(), required });
+            if let (true, Some(ty)) = (name_ok, parsed) {
+                inputs.push(Input { name, ty, description, required });
+            }
         }
         inputs
     }
 
-    /// The one fenced block of the `## Code` section at `start`: language, code, first line.
-    fn code(&mut self, start: usize) -> Option<(Language, String, usize)> {
-        let lines = self.lines;
-        let mut blocks = Vec::new();
-        let mut open: Option<(usize, String)> = None;
-        for i in start + 1..self.section_end(start) {
-            let fence = lines[i].trim_start().strip_prefix("```");
-            match (&open, fence) {
-                (None, Some(info)) => open = Some((i + 1, info.trim().to_ascii_lowercase())),
-                (Some((first, language)), Some(_)) => {
-                    blocks.push((*first, language.clone(), lines[*first..i].join("\n")));
-                    open = None;
-                }
-                _ => {}
-            }
+    /// The one fenced block of the `## Code` section.
+    fn code_block(&mut self, lines: &[(usize, &str)]) -> Option<Block> {
+        let blocks = blocks(lines);
+        if let [block] = blocks.as_slice() {
+            return Some(block.clone());
         }
-        if let Some((first, _)) = open {
-            self.error(first, "the code block is not closed with ```".into());
-        }
-        match blocks.as_slice() {
-            [(first, language, body)] => {
-                let language = match language.as_str() {
-                    "python" | "py" => Language::Python,
-                    "javascript" | "js" | "node" => Language::JavaScript,
-                    "sh" | "bash" | "shell" => Language::Shell,
-                    "" => {
-                        self.error(
-                            *first,
-                            "the code block has no language: write ```python, ```javascript, ```sh or ```bash".into(),
-                        );
-                        return None;
-                    }
-                    other => {
-                        self.error(
-                            *first,
-                            format!("unsupported language `{other}`: use python, javascript, sh or bash"),
-                        );
-                        return None;
-                    }
-                };
-                Some((language, body.clone(), first + 1))
-            }
-            [] => {
-                self.error(start + 1, "the `## Code` section needs one fenced code block".into());
-                None
-            }
-            [_, (second, ..), ..] => {
+        let line = blocks.get(1).map_or_else(|| lines.first().map_or(1, |(i, _)| i + 1), |b| b.first_line + 1);
+        let found = match blocks.len() {
+            0 => "none (a fence is ``` or ~~~ at the start of a line, closed by the same)".to_owned(),
+            n => n.to_string(),
+        };
+        self.error(
+            line,
+            "code-blocks",
+            format!("the Code section must hold exactly one fenced code block, not {found}"),
+        );
+        None
+    }
+
+    /// Where the block's code runs: JavaScript as agentschema runs it, or one of codeact's own.
+    fn language(&mut self, block: &Block) -> Option<Language> {
+        let language = match block.language.as_str() {
+            "javascript" | "js" | "node" => Language::JavaScript,
+            "python" | "py" => Language::Python,
+            "sh" | "bash" | "shell" => Language::Shell,
+            other => {
+                let given =
+                    if other.is_empty() { "a block without a language".to_owned() } else { format!("`{other}`") };
                 self.error(
-                    *second,
-                    format!("the `## Code` section has {} code blocks; keep exactly one", blocks.len()),
+                    block.first_line + 1,
+                    "code-language",
+                    format!(
+                        "the code must be JavaScript (```javascript), not {given}; codeact also runs ```python, ```sh and ```bash"
+                    ),
                 );
-                None
+                return None;
+            }
+        };
+        Some(language)
+    }
+}
+
+/// A file's body split into sections by their `## ` headings, fence-aware.
+struct Sections<'a> {
+    /// Each title (lower case) with its lines (index, text); a later section of one title
+    /// replaces an earlier one.
+    by_title: Vec<(String, Vec<(usize, &'a str)>)>,
+    /// The heading lines (1-based) of `## Code` sections that replaced an earlier one.
+    repeated_code: Vec<usize>,
+}
+
+impl<'a> Sections<'a> {
+    fn split(lines: &[&'a str], start: usize) -> Self {
+        let mut sections = Self { by_title: Vec::new(), repeated_code: Vec::new() };
+        let mut current: Option<usize> = None;
+        let mut fence: Option<&str> = None;
+        // The body is read trimmed: its first line starts at its first non-blank character.
+        let first = (start..lines.len()).find(|&i| !lines[i].trim().is_empty());
+        for (i, &raw) in lines.iter().enumerate().skip(start) {
+            let line = if Some(i) == first { raw.trim_start() } else { raw };
+            if let Some(marker) = fence_marker(line)
+                && fence.is_none_or(|open| open == marker)
+            {
+                fence = if fence.is_some() { None } else { Some(marker) };
+            }
+            if let Some(title) = fence.is_none().then(|| heading(line)).flatten() {
+                if let Some(at) = sections.by_title.iter().position(|(t, _)| *t == title) {
+                    if title == "code" {
+                        sections.repeated_code.push(i + 1);
+                    }
+                    sections.by_title[at].1.clear();
+                    current = Some(at);
+                } else {
+                    sections.by_title.push((title, Vec::new()));
+                    current = Some(sections.by_title.len() - 1);
+                }
+            } else if let Some(current) = current {
+                sections.by_title[current].1.push((i, line));
             }
         }
+        sections
+    }
+
+    fn get(&self, title: &str) -> Option<&[(usize, &'a str)]> {
+        self.by_title.iter().find(|(t, _)| t == title).map(|(_, lines)| lines.as_slice())
+    }
+}
+
+/// The title of a `## ` heading, lower case: `##`, blanks, text (agentschema's
+/// `^##\s+(.+?)\s*$`, under which `##` and two blanks is a heading whose title is a blank).
+fn heading(line: &str) -> Option<String> {
+    let rest = line.strip_prefix("##")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    match rest.trim() {
+        "" if rest.chars().count() >= 2 => Some(" ".to_owned()),
+        "" => None,
+        title => Some(title.to_lowercase()),
+    }
+}
+
+/// The fence a line opens or closes: three backticks or tildes at its very start.
+fn fence_marker(line: &str) -> Option<&'static str> {
+    ["```", "~~~"].into_iter().find(|marker| line.starts_with(marker))
+}
+
+/// The fenced blocks among `lines`: an opening fence, its language (letters, digits, `_`, `-`
+/// after optional blanks; the rest of the info string is ignored), and the lines up to a line
+/// holding only the same fence.
+fn blocks(lines: &[(usize, &str)]) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let (index, line) = lines[i];
+        // An opening fence needs a line after it.
+        if let Some(marker) = fence_marker(line)
+            && i + 1 < lines.len()
+        {
+            let closes = |l: &str| l.strip_prefix(marker).is_some_and(|rest| rest.trim_matches([' ', '\t']).is_empty());
+            if let Some(close) = (i + 1..lines.len()).find(|&j| closes(lines[j].1)) {
+                let info = line[marker.len()..].trim_start_matches([' ', '\t']);
+                let language: String = info
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                    .collect::<String>()
+                    .to_lowercase();
+                let source = lines[i + 1..close].iter().fold(String::new(), |mut source, (_, l)| {
+                    let _ = writeln!(source, "{l}");
+                    source
+                });
+                blocks.push(Block { first_line: index, language, source });
+                i = close + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    blocks
+}
+
+/// The cells of a table row: split at pipes not escaped with `\`, each trimmed, `\|`
+/// unescaped, and one pair of surrounding backticks removed.
+fn cells(row: &str) -> Vec<String> {
+    let row = row.trim();
+    let row = row.strip_prefix('|').unwrap_or(row);
+    let row = row.strip_suffix('|').unwrap_or(row);
+    let mut cells = Vec::new();
+    let mut cell = String::new();
+    let mut previous = None;
+    for c in row.chars() {
+        if c == '|' && previous != Some('\\') {
+            cells.push(std::mem::take(&mut cell));
+        } else {
+            cell.push(c);
+        }
+        previous = Some(c);
+    }
+    cells.push(cell);
+    cells
+        .into_iter()
+        .map(|cell| {
+            let cell = cell.trim().replace("\\|", "|");
+            match cell.strip_prefix('`').and_then(|c| c.strip_suffix('`')) {
+                Some(inner) if cell.len() >= 2 => inner.to_owned(),
+                _ => cell,
+            }
+        })
+        .collect()
+}
+
+/// A YAML value as a message shows it.
+fn yaml_text(value: &Yaml) -> String {
+    match value {
+        Yaml::String(s) | Yaml::Real(s) => s.clone(),
+        Yaml::Integer(i) => i.to_string(),
+        Yaml::Boolean(b) => b.to_string(),
+        Yaml::Null => "null".into(),
+        Yaml::Array(_) => "a list".into(),
+        Yaml::Hash(_) => "a mapping".into(),
+        _ => "an unreadable value".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(text: &str) -> Vec<&'static str> {
+        parse_file(Path::new("tools/t.md"), text).problems.iter().map(|p| p.rule).collect()
+    }
+
+    const HEAD: &str = "---\ntype: custom\nname: t\ndescription: d\n---\n";
+
+    #[test]
+    fn cells_split_at_unescaped_pipes_and_lose_one_pair_of_backticks() {
+        assert_eq!(cells("| `a` | Either `x` \\| `y` | ``raw`` |"), ["a", "Either `x` | `y`", "`raw`"]);
+        assert_eq!(cells("|a|b"), ["a", "b"]);
+        assert_eq!(cells("| `` |"), [""]);
+    }
+
+    #[test]
+    fn sections_ignore_headings_inside_fences_and_the_last_code_wins() {
+        let text = format!(
+            "{HEAD}\n## Notes\n\n~~~markdown\n## Code\n\n```js\nmodule.exports = () => 'example';\n```\n~~~\n\n## Code\n\n```js\nmodule.exports = () => `\n## Result`;\n```\n"
+        );
+        let parsed = parse_file(Path::new("tools/t.md"), &text);
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        let Some(ToolFile::Custom(tool)) = parsed.tool else { panic!("no tool") };
+        assert_eq!(tool.code, "module.exports = () => `\n## Result`;\n");
+        assert_eq!(tool.code_line, 20);
+    }
+
+    #[test]
+    fn two_code_sections_use_the_last_with_a_warning() {
+        let text = format!(
+            "{HEAD}## Code\n```js\nmodule.exports = () => 1;\n```\n##   Code\n~~~javascript title=\"x\"\nmodule.exports = () => 2;\n~~~\n"
+        );
+        let parsed = parse_file(Path::new("tools/t.md"), &text);
+        assert_eq!(parsed.problems.iter().map(|p| p.rule).collect::<Vec<_>>(), ["code-section-duplicate"]);
+        let Some(ToolFile::Custom(tool)) = parsed.tool else { panic!("no tool") };
+        assert_eq!((tool.code.as_str(), tool.language), ("module.exports = () => 2;\n", Language::JavaScript));
+    }
+
+    #[test]
+    fn a_bom_and_crlf_are_read_through() {
+        let text = format!("\u{feff}{HEAD}## Code\n```js\nmodule.exports = () => 1;\n```\n").replace('\n', "\r\n");
+        assert_eq!(rules(&text), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn tables_allow_prose_escaped_pipes_and_extra_columns() {
+        let text = format!(
+            "{HEAD}## Input Schema\n\nSome prose.\n\n| Name | Type | Description | Required | Default |\n|---|---|---|---|---|\n| `filePath` | `string` | a \\| b | `TRUE` | - |\n| `file-path` | `integer[]` | | false |\n\nMore prose.\n\n## Code\n```js\nmodule.exports = (i) => i;\n```\n"
+        );
+        let parsed = parse_file(Path::new("tools/t.md"), &text);
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        let Some(ToolFile::Custom(tool)) = parsed.tool else { panic!("no tool") };
+        let names: Vec<(&str, &str, bool)> =
+            tool.inputs.iter().map(|i| (i.name.as_str(), i.description.as_str(), i.required)).collect();
+        assert_eq!(names, [("filePath", "a | b", true), ("file-path", "", false)]);
+    }
+
+    #[test]
+    fn an_input_schema_without_a_table_declares_no_inputs() {
+        let text = format!("{HEAD}## Input Schema\n\n_No input._\n\n## Code\n```js\nmodule.exports = () => 1;\n```\n");
+        assert_eq!(rules(&text), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn the_rules_agentschema_checks() {
+        let code = "## Code\n```js\nmodule.exports = () => 1;\n```\n";
+        let cases: Vec<(String, &str, Vec<&str>)> = vec![
+            (format!("--- \ntype: custom\n---\n{code}"), "t", vec!["frontmatter-missing"]),
+            ("---\ntype: custom\n".into(), "t", vec!["frontmatter-unclosed"]),
+            (
+                format!("---\ntype: custom\nname: t\ndescription: d\nversion: 2\n---\n{code}"),
+                "t",
+                vec!["field-unknown"],
+            ),
+            (format!("---\ntype: function\n---\n{code}"), "t", vec!["type-invalid"]),
+            ("---\ntype: agent_toolset_20260401\n---\n".into(), "read", vec![]),
+            ("---\ntype: agent_toolset_20260401\npermission: x\n---\n".into(), "glob", vec!["field-unknown"]),
+            ("---\ntype: agent_toolset_20260401\n---\n".into(), "python", vec!["prebuilt-unknown"]),
+            (format!("---\ntype: custom\nname: write\ndescription: d\n---\n{code}"), "write", vec!["name-prebuilt"]),
+            (format!("---\ntype: custom\nname: view\ndescription: d\n---\n{code}"), "view", vec!["name-reserved"]),
+            (format!("---\ntype: custom\nname: mcp__x\ndescription: d\n---\n{code}"), "mcp__x", vec!["name-prefix"]),
+            (format!("---\ntype: custom\nname: a.b\ndescription: d\n---\n{code}"), "a.b", vec!["name-invalid"]),
+            (format!("---\ntype: custom\nname: read-file\ndescription: d\n---\n{code}"), "read-file", vec![]),
+            (format!("---\ntype: custom\nname: ReadFile\ndescription: d\n---\n{code}"), "ReadFile", vec![]),
+            (
+                format!(
+                    "{HEAD}## Input Schema\n| Name | Type | Description | Required |\n|-|-|-|-|\n| g | string[][] | d | true |\n{code}"
+                ),
+                "t",
+                vec!["input-type"],
+            ),
+            (format!("{HEAD}## Code\n  ```js\n  module.exports = () => 1;\n  ```\n"), "t", vec!["code-blocks"]),
+            (format!("{HEAD}## Code\n```typescript\nexport {{}};\n```\n"), "t", vec!["code-language"]),
+            (format!("{HEAD}## Notes\nnone\n"), "t", vec!["code-missing"]),
+        ];
+        for (text, stem, want) in cases {
+            let parsed = parse_file(Path::new(&format!("tools/{stem}.md")), &text);
+            let got: Vec<&str> = parsed.problems.iter().map(|p| p.rule).collect();
+            assert_eq!(got, want, "{text}");
+        }
+        let long = "x".repeat(65);
+        let text = format!("---\ntype: custom\nname: {long}\ndescription: d\n---\n{code}");
+        let parsed = parse_file(Path::new(&format!("tools/{long}.md")), &text);
+        assert_eq!(parsed.problems.iter().map(|p| p.rule).collect::<Vec<_>>(), ["name-invalid"]);
     }
 }

@@ -3,9 +3,11 @@
 
 pub(crate) mod call;
 pub(crate) mod check;
+pub(crate) mod dirs;
 pub(crate) mod dropin;
 pub(crate) mod load;
 pub(crate) mod markdown;
+pub(crate) mod node;
 pub(crate) mod problem;
 pub(crate) mod secrets;
 

@@ -1,4 +1,4 @@
-//! A problem `codeact check` reports: one file, one line, how bad, what.
+//! A problem `codeact check` reports: one file, one line, how bad, which rule, what.
 
 use std::path::{Path, PathBuf};
 
@@ -17,12 +17,20 @@ pub(crate) struct Problem {
     pub(crate) line: usize,
     pub(crate) severity: Severity,
     pub(crate) message: String,
+    /// Which rule it breaks, a stable id such as `name-invalid` (`check --json` shows it, so
+    /// scripts need not match wording).
+    pub(crate) rule: &'static str,
 }
 
 impl Problem {
     #[must_use]
-    pub(crate) fn error(path: &Path, line: usize, message: String) -> Self {
-        Self { path: path.to_path_buf(), line: line.max(1), severity: Severity::Error, message }
+    pub(crate) fn error(path: &Path, line: usize, rule: &'static str, message: String) -> Self {
+        Self { path: path.to_path_buf(), line: line.max(1), severity: Severity::Error, message, rule }
+    }
+
+    #[must_use]
+    pub(crate) fn warning(path: &Path, line: usize, rule: &'static str, message: String) -> Self {
+        Self { severity: Severity::Warning, ..Self::error(path, line, rule, message) }
     }
 }
 

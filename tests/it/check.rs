@@ -22,7 +22,7 @@ fn bad_tool_files_get_every_problem_with_its_line() {
     let out = TestEnv::new().run(&["check", bad.to_str().unwrap()], "").code(4);
     let shown = out.stdout.replace(&format!("{}/", bad.display()), "");
     insta::assert_snapshot!("check_bad_tools", shown);
-    assert_eq!(out.stderr, "22 error(s), 0 warning(s) in 1 location(s) checked\n");
+    assert_eq!(out.stderr, "20 error(s), 0 warning(s) in 1 location(s) checked\n");
 }
 
 #[test]
@@ -48,8 +48,8 @@ fn without_paths_check_reads_the_user_and_project_config_dirs() {
         format!(
             "{0}/config.json:1: key `limits.timeot`: unknown field `timeot`, expected one of `timeout`, `max_memory`, \
              `max_output`, `max_tool_calls` at line 1 column 20\n\
-             {0}/tools/deep/nested/no_frontmatter.md:1: missing frontmatter: start the file with `---`, then `type: custom`, \
-             `name` and `description`\n",
+             {0}/tools/deep/nested/no_frontmatter.md:1: must start with YAML frontmatter between `---` lines: the first \
+             line is exactly `---`\n",
             project.display()
         )
     );

@@ -100,3 +100,21 @@ fn codeact_config_dir_overrides_the_user_config_location() {
     let env = env.env("CODEACT_CONFIG_DIR", dir.to_str().unwrap());
     assert_eq!(env.error_of("view(path='x')").0, "NameError");
 }
+
+#[test]
+fn tool_dirs_must_be_a_list_of_folder_names() {
+    let env = TestEnv::new().user_config(r#"{"tool_dirs": "tools"}"#);
+    let out = env.run_code("print(1)").code(4);
+    let path = env.user_config_dir().join("config.json");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: invalid configuration in `{}`: key `tool_dirs`: invalid type: string \"tools\", expected a \
+             sequence at line 1 column 21\n",
+            path.display()
+        )
+    );
+    let env = TestEnv::new().project_config(r#"{"tool_dirs": [1]}"#);
+    let out = env.run_code("print(1)").code(4);
+    assert!(out.stderr.contains("key `tool_dirs[0]`: invalid type: integer `1`, expected a string"), "{}", out.stderr);
+}

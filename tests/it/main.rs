@@ -10,6 +10,8 @@ mod model;
 mod support;
 
 // One module per area.
+mod agentfolder;
+mod agentschema;
 mod check;
 mod cli;
 mod config;
@@ -20,6 +22,7 @@ mod github;
 mod hook;
 mod hyperlight;
 mod install;
+mod javascript;
 mod limits;
 mod mcp;
 mod output;

@@ -86,8 +86,8 @@ fn broken_or_shadowing_tool_files_are_left_out_with_a_warning() {
     assert_eq!(
         warnings,
         [
-            format!("warning: tool `view` in `{}` would shadow a built-in; rename it", tools.join("view.md").display()),
-            format!("warning: tool file `{}` has 2 problem(s); run `codeact check`", tools.join("broken.md").display()),
+            format!("warning: tool file `{}` has 1 problem(s); run `codeact check`", tools.join("broken.md").display()),
+            format!("warning: tool file `{}` has 1 problem(s); run `codeact check`", tools.join("view.md").display()),
         ]
     );
 }
@@ -212,5 +212,61 @@ fn a_python_tool_named_like_a_markdown_tool_or_a_built_in_is_left_out_with_a_war
             ),
             format!("warning: tool `view` in `{}` would shadow a built-in; rename it", tools.join("view.py").display()),
         ]
+    );
+}
+
+/// A shell tool `name` whose input table is `rows` and which answers with its input JSON.
+fn echo_tool(name: &str, rows: &str) -> String {
+    format!(
+        "---\ntype: custom\nname: {name}\ndescription: Echo the input.\n---\n## Input Schema\n| Name | Type | Description | Required |\n|---|---|---|---|\n{rows}\n## Code\n```sh\ncat\n```\n"
+    )
+}
+
+#[test]
+fn names_agentschema_allows_are_reachable_through_call_tool_and_keyword_dicts() {
+    let rows = "| `filePath` | `string` | camelCase | `true` |\n| `max-lines` | `integer` | kebab-case | `false` |";
+    let env = TestEnv::new()
+        .file(".codeact/tools/read-file.md", echo_tool("read-file", rows))
+        .file(".codeact/tools/ReadFile.md", echo_tool("ReadFile", rows))
+        .trusted();
+    let out = env.run_code(
+        "print(call_tool('read-file', filePath='a', **{'max-lines': 3}))\nprint(ReadFile(filePath='b'))\nf = call_tool\nprint(f('ReadFile', 'c'))\n",
+    );
+    assert_eq!(out.code(0).stdout, "{'filePath': 'a', 'max-lines': 3}\n{'filePath': 'b'}\n{'filePath': 'c'}\n");
+    assert_eq!(
+        env.error_of("call_tool(3)"),
+        ("TypeError".into(), "call_tool() takes the tool's name as a str first, then its arguments".into())
+    );
+    let instructions = env.run(&["instructions"], "").code(0).stdout;
+    assert!(
+        instructions.contains(r#"- `call_tool("read-file", filePath, **{"max-lines"=None}) -> Any`: Echo the input."#),
+        "{instructions}"
+    );
+}
+
+#[test]
+fn an_optional_input_left_out_or_given_as_none_is_not_sent() {
+    let rows = "| `text` | `string` | t | `true` |\n| `sep` | `string` | s | `false` |";
+    let env = TestEnv::new().file(".codeact/tools/join.md", echo_tool("join", rows)).trusted();
+    let out = env.run_code("print(join(text='x'), join(text='x', sep=None), join('x', '+'))");
+    assert_eq!(out.code(0).stdout, "{'text': 'x'} {'text': 'x'} {'text': 'x', 'sep': '+'}\n");
+}
+
+#[test]
+fn pre_built_tool_files_stand_for_codeacts_own_tools_and_the_others_are_named_once() {
+    let mut env = TestEnv::new();
+    for name in ["bash", "edit", "glob", "grep", "read", "web_fetch", "web_search", "write"] {
+        env = env.file(&format!(".codeact/tools/built-in/{name}.md"), "---\ntype: agent_toolset_20260401\n---\n");
+    }
+    let env = env.trusted();
+    let out = env.run_code("print(len(glob(pattern='**/*.md')))").code(0);
+    assert_eq!(out.stdout, "8\n");
+    let web_search = env.workspace().join(".codeact/tools/built-in/web_search.md");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "warning: pre-built tools that codeact does not have, left out: `web_search` ({})\n",
+            web_search.display()
+        )
     );
 }

@@ -139,6 +139,20 @@ fn tools_work_as_plain_calls_and_through_call_tool() {
 
 #[test]
 #[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn agentschema_names_and_optional_inputs_work_as_on_monty() {
+    let tool = "---\ntype: custom\nname: read-file\ndescription: Echo the input.\n---\n## Input Schema\n\
+                | Name | Type | Description | Required |\n|---|---|---|---|\n| `filePath` | `string` | p | `true` |\n\
+                | `max-lines` | `integer` | n | `false` |\n## Code\n```sh\ncat\n```\n";
+    let env = wasm_env().file(".codeact/tools/read-file.md", tool).trusted();
+    let out = stdout_of(
+        &env,
+        "print(call_tool('read-file', filePath='a', **{'max-lines': 3}))\nprint(call_tool('read-file', 'b', **{'max-lines': None}))\n",
+    );
+    assert_eq!(out, "{'filePath': 'a', 'max-lines': 3}\n{'filePath': 'b'}\n");
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
 fn tool_errors_arrive_as_their_python_types_with_the_line() {
     let env = wasm_env();
     let out = stdout_of(

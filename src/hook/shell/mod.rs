@@ -31,6 +31,10 @@ pub(crate) enum Program {
 /// `LD_PRELOAD`, `BASH_ENV`, `CODEACT_CONFIG_DIR` — changes what runs or what it trusts.
 const RUN_VARIABLES: &[&str] = &[env::TIMEOUT, env::MAX_MEMORY, env::MAX_OUTPUT, env::MAX_TOOL_CALLS];
 
+/// The flag that adds a folder of tool files to a run, which no codeact call in exclusive mode
+/// may name.
+const TOOLS_FLAG: &str = "--tools";
+
 /// One simple command: its leading assignments, its words, its redirections, and the
 /// separator after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +131,8 @@ fn is_literal(word: &str) -> bool {
 /// `identify`; the launcher may be run by `sh` or `bash` given its absolute path), running
 /// `run`, `--code` or `--file`, with nothing chained after it. The only redirections allowed
 /// are quoted here-documents on stdin and stderr merged into stdout or dropped: `< file` could
-/// read a FIFO or open `/dev/tcp/…`, and a here-string expands its word.
+/// read a FIFO or open `/dev/tcp/…`, and a here-string expands its word. A run that names
+/// `--tools` is none: it would add tools that run on the host, from a folder the model picks.
 ///
 /// `identify` is called last, and only on literal words, so that a line rejected for its
 /// shape costs no file-system lookup.
@@ -158,7 +163,8 @@ pub(crate) fn is_codeact_run(line: &str, identify: impl Fn(&str) -> Program) -> 
         Some(first) => ["--code", "--file"].iter().any(|flag| first == *flag || first.starts_with(&format!("{flag}="))),
         None => false,
     };
-    if !(assignments_ok && redirects_ok && runs && is_literal(program)) {
+    let adds_tools = args.iter().any(|arg| arg == TOOLS_FLAG || arg.starts_with(&format!("{TOOLS_FLAG}=")));
+    if !(assignments_ok && redirects_ok && runs && !adds_tools && is_literal(program)) {
         return false;
     }
     match script {
@@ -269,6 +275,23 @@ mod tests {
         ] {
             assert!(!is_codeact_run(line, identify), "{line}");
         }
+    }
+
+    #[test]
+    fn a_run_that_adds_tools_folders_is_not_a_codeact_run() {
+        for line in [
+            "codeact run --tools /tmp/evil <<'PY'\nprint(1)\nPY",
+            "codeact run --tools=/tmp/evil --code 1",
+            "codeact --code 1 --tools evil",
+            "cd /repo && codeact run --backend monty --tools ./tools <<'PY'\n1\nPY",
+            "sh /plugins/codeact/bin/codeact run --tools=x <<'PY'\n1\nPY",
+            "codeact run '--tools' x --code 1",
+        ] {
+            assert!(!is_codeact_run(line, identify), "{line:?}");
+        }
+        // The flag's name inside the program or another value is no flag.
+        assert!(is_codeact_run("codeact run <<'PY'\nprint('--tools x')\nPY", identify));
+        assert!(is_codeact_run("codeact run --code \"print('--tools')\"", identify));
     }
 
     #[test]

@@ -1,0 +1,93 @@
+// codeact's runner for JavaScript tools (`node -e`), doing what agentschema 0.2 does with a
+// tool's code. One JSON request on stdin:
+//   {"check": [source, …]}  parse each source as agentschema's `check` does; stdout gets, per
+//                           source, null or [line, message] (the line as V8 counts it).
+//   {"run": {code, filename, file, input, reply}}
+//                           run one call as agentschema's `runTool` does and write the answer
+//                           to the file `reply`: {"text": s} for a string result (or one that
+//                           JSON.stringify turns into nothing), {"json": s} for any other, with
+//                           s its JSON text, or {"error": message}.
+// Nothing the tool prints can reach the answer: console and process.stdout go to stderr, and
+// even a raw write to fd 1 only lands on stdout, which codeact relays as the tool's output.
+"use strict";
+(() => {
+  // `node -e` gives the global object the script's `require`, `module`, … ; agentschema's
+  // process has none of them, and the tool's code must not see this runner's.
+  const builtin = require;
+  for (const name of ["require", "module", "exports", "__filename", "__dirname"]) delete globalThis[name];
+  const fs = builtin("node:fs");
+  const path = builtin("node:path");
+  const vm = builtin("node:vm");
+  const { createRequire } = builtin("node:module");
+  const { stringify } = JSON;
+  const writeFileSync = fs.writeFileSync;
+
+  // The same wrapper as agentschema's: nothing before the code's first line, so a line in the
+  // script is the same line in the code.
+  const wrap = (source) => `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+
+  const request = JSON.parse(fs.readFileSync(0, "utf8"));
+  if (request.check) {
+    const LONGEST = 1000;
+    const answers = request.check.map((source) => {
+      try {
+        new vm.Script(wrap(source), { filename: "tool.js" });
+        return null;
+      } catch (err) {
+        const line = /^tool\.js:(\d+)/.exec(String(err?.stack));
+        const message = String(err?.message ?? err);
+        return [line ? Number(line[1]) : 1, message.length > LONGEST ? `${message.slice(0, LONGEST)}…` : message];
+      }
+    });
+    process.stdout.write(stringify(answers));
+    return;
+  }
+
+  const { code, filename, file, input, reply } = request.run;
+  // `console.log` and its kin write through `process.stdout.write`, so this sends them all to
+  // stderr, in order with `console.error`.
+  process.stdout.write = process.stderr.write.bind(process.stderr);
+
+  // agentschema's `loadTool`: a CommonJS module whose `module.exports` is the function, with
+  // `require()` resolving from the tool's own file.
+  const load = () => {
+    const module = { exports: {} };
+    const fn = vm.runInThisContext(wrap(code), { filename });
+    fn(module.exports, createRequire(filename), module, filename, path.dirname(filename));
+    if (typeof module.exports !== "function") throw new Error(`${file}: module.exports must be a function`);
+    return module.exports;
+  };
+  // agentschema sends `Error: ${err?.message ?? err}`; a value whose conversion throws (a
+  // Symbol, a bad toString) still gets a message.
+  const describe = (err) => {
+    try {
+      return String(err?.message ?? err);
+    } catch {
+      return Object.prototype.toString.call(err);
+    }
+  };
+  let answered = false;
+  const finish = (answer) => {
+    answered = true;
+    writeFileSync(reply, stringify(answer));
+    // Let what the tool printed drain, then end: a timer or socket it left open must not keep
+    // the call waiting.
+    setTimeout(() => process.exit(0), 1000);
+    process.stderr.write("", () => process.exit(0));
+  };
+
+  // Node ends when nothing is left to wait on: a promise that can no longer settle.
+  process.on("beforeExit", () => answered || finish({ error: "the tool's promise never settled" }));
+
+  (async () => {
+    try {
+      const value = await load()(input);
+      // A lone surrogate cannot cross as text; agentschema's API would not take it either.
+      if (typeof value === "string") return { text: value.toWellFormed?.() ?? value };
+      const json = stringify(value);
+      return json === undefined ? { text: "" } : { json };
+    } catch (err) {
+      return { error: describe(err) };
+    }
+  })().then(finish);
+})();
