@@ -169,7 +169,14 @@ fn items(config: &Config) -> (Vec<Item>, Vec<String>) {
             load::support_files(&dir.path).into_iter().map(|path| (path, Some("a file the tools may import or read")));
         for (path, what) in tools.chain(support) {
             let Some(rel) = project_item(workspace, dir, &path).filter(|rel| !seen.contains(rel)) else { continue };
-            let Some(content) = read(&path) else { continue };
+            let Some(content) = read(&path) else {
+                output::warning(&format!(
+                    "`{rel}` cannot be trusted ({}): the tools of `{}` stay unused while it is there",
+                    unreadable_why(&path),
+                    project_item(workspace, dir, &dir.path).unwrap_or_default()
+                ));
+                continue;
+            };
             let what = what.map_or_else(|| tool_kind(&path, &content), str::to_owned);
             seen.push(rel.clone());
             push(rel, what, Vec::new(), content);
@@ -209,6 +216,16 @@ fn tool_kind(path: &Path, content: &[u8]) -> String {
         markdown::Language::JavaScript => {
             "Markdown tool in JavaScript, runs on this machine with your permissions".to_owned()
         }
+    }
+}
+
+/// Why a file in a tools folder cannot be read for its digest.
+fn unreadable_why(path: &Path) -> &'static str {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => "a symbolic link",
+        Ok(meta) if meta.is_dir() => "a folder too deep below the tools folder to look into",
+        Ok(_) => "not a regular file codeact can read",
+        Err(_) => "gone",
     }
 }
 

@@ -3,6 +3,7 @@
 //! loaded tools are offered is the catalogue's decision.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::markdown::{self, MarkdownTool, ToolFile};
@@ -118,14 +119,20 @@ pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// How many folders below a tools folder its other files are looked for (a package's
+/// `node_modules` nest deep).
+const MAX_SUPPORT_DEPTH: usize = 32;
+
 /// The files in `dir` and below that are not tool files — helpers a tool imports or reads,
-/// caches, data — which the tools' trust covers too. Symlinked folders are not followed.
+/// packages, caches, data — which the tools' trust covers too. Symlinked folders are not
+/// followed but listed, as is a folder past [`MAX_SUPPORT_DEPTH`]: neither can be read as a
+/// file, so neither can ever pass for trusted.
 #[must_use]
 pub(crate) fn support_files(dir: &Path) -> Vec<PathBuf> {
-    let tools: Vec<PathBuf> =
+    let tools: HashSet<PathBuf> =
         markdown_files(dir).into_iter().chain(super::dropin::files(&[dir.to_path_buf()])).collect();
     let mut all = Vec::new();
-    walk(dir, 0, &|_| false, &mut all);
+    walk_to(dir, 0, MAX_SUPPORT_DEPTH, &|_| false, &mut all);
     all.retain(|path| !tools.contains(path));
     all
 }
@@ -133,6 +140,14 @@ pub(crate) fn support_files(dir: &Path) -> Vec<PathBuf> {
 /// The files in `dir` and below, symlinked folders not followed, [`MAX_DEPTH`] folders down at
 /// most, sorted in each folder; a folder or file whose name `skip` accepts is passed over.
 fn walk(dir: &Path, depth: usize, skip: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
+    let mut found = Vec::new();
+    walk_to(dir, depth, MAX_DEPTH, skip, &mut found);
+    // A folder past the limit is not a file.
+    out.extend(found.into_iter().filter(|path| !path.is_dir() || path.is_symlink()));
+}
+
+/// [`walk`] down to `limit` folders, a folder past it listed in place of what it holds.
+fn walk_to(dir: &Path, depth: usize, limit: usize, skip: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut entries: Vec<(PathBuf, bool)> =
         entries.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
@@ -141,10 +156,10 @@ fn walk(dir: &Path, depth: usize, skip: &dyn Fn(&Path) -> bool, out: &mut Vec<Pa
         if skip(&path) {
             continue;
         }
-        if !is_dir {
+        if !is_dir || depth >= limit {
             out.push(path);
-        } else if depth < MAX_DEPTH {
-            walk(&path, depth + 1, skip, out);
+        } else {
+            walk_to(&path, depth + 1, limit, skip, out);
         }
     }
 }
