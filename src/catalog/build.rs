@@ -145,7 +145,7 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
             if !building.name_is_free(&name, &tool.path) {
                 continue;
             }
-            if tool.tool.language == Language::JavaScript && !(sources.node)() {
+            if tool.tool.code.language == Language::JavaScript && !(sources.node)() {
                 building.warnings.push(format!("tool `{name}` needs `node`, which is not on PATH"));
             } else {
                 building.offer(Tool::Markdown(Arc::new(tool)));

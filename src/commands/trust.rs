@@ -201,7 +201,7 @@ fn tool_kind(path: &Path, content: &[u8]) -> String {
     }
     let text = String::from_utf8_lossy(content);
     let language = match markdown::parse_file(path, &text).tool {
-        Some(markdown::ToolFile::Custom(tool)) => tool.language,
+        Some(markdown::ToolFile::Custom(tool)) => tool.code.language,
         Some(markdown::ToolFile::Prebuilt(name)) => {
             return match markdown::prebuilt_equivalent(name) {
                 Some(ours) => format!("pre-built tool `{name}`: codeact's own `{ours}`, nothing of its own runs"),

@@ -235,14 +235,14 @@ impl Host {
     /// A Markdown tool: Python inside the sandbox, anything else on the host.
     fn markdown(&mut self, tool: &UserTool, input: Value) -> Result<Value, ToolError> {
         let name = &tool.tool.name;
-        if tool.tool.language != Language::Python {
+        if tool.tool.code.language != Language::Python {
             return call::run_on_host(tool, &input, self.ctx.workspace.root(), self.ctx.remaining());
         }
         if self.nesting >= MAX_NESTING {
             return Err(ToolError::runtime(format!("{name}() nests user tools more than {MAX_NESTING} deep")));
         }
         self.nesting += 1;
-        let result = (self.python)(name, &tool.tool.code, input, self);
+        let result = (self.python)(name, &tool.tool.code.source, input, self);
         self.nesting -= 1;
         result
     }

@@ -25,8 +25,8 @@ pub(crate) fn run_on_host(
 ) -> Result<Value, ToolError> {
     let name = &tool.tool.name;
     let timeout = Timeout::within(HOST_TIMEOUT, remaining);
-    match tool.tool.language {
-        Language::Shell => run_shell(name, &tool.tool.code, input, workspace, timeout),
+    match tool.tool.code.language {
+        Language::Shell => run_shell(name, &tool.tool.code.source, input, workspace, timeout),
         Language::JavaScript => node::run(tool, input, workspace, timeout),
         Language::Python => Err(ToolError::runtime(format!("{name}() runs inside the sandbox"))),
     }

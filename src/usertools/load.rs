@@ -132,7 +132,7 @@ pub(crate) fn support_files(dir: &Path) -> Vec<PathBuf> {
     let tools: HashSet<PathBuf> =
         markdown_files(dir).into_iter().chain(super::dropin::files(&[dir.to_path_buf()])).collect();
     let mut all = Vec::new();
-    walk_to(dir, 0, MAX_SUPPORT_DEPTH, &|_| false, &mut all);
+    walk_to(dir, 0, MAX_SUPPORT_DEPTH, true, &|_| false, &mut all);
     all.retain(|path| !tools.contains(path));
     all
 }
@@ -140,14 +140,19 @@ pub(crate) fn support_files(dir: &Path) -> Vec<PathBuf> {
 /// The files in `dir` and below, symlinked folders not followed, [`MAX_DEPTH`] folders down at
 /// most, sorted in each folder; a folder or file whose name `skip` accepts is passed over.
 fn walk(dir: &Path, depth: usize, skip: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
-    let mut found = Vec::new();
-    walk_to(dir, depth, MAX_DEPTH, skip, &mut found);
-    // A folder past the limit is not a file.
-    out.extend(found.into_iter().filter(|path| !path.is_dir() || path.is_symlink()));
+    walk_to(dir, depth, MAX_DEPTH, false, skip, out);
 }
 
-/// [`walk`] down to `limit` folders, a folder past it listed in place of what it holds.
-fn walk_to(dir: &Path, depth: usize, limit: usize, skip: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
+/// [`walk`] down to `limit` folders; a folder past it is listed in place of what it holds when
+/// `list_deeper`, else passed over.
+fn walk_to(
+    dir: &Path,
+    depth: usize,
+    limit: usize,
+    list_deeper: bool,
+    skip: &dyn Fn(&Path) -> bool,
+    out: &mut Vec<PathBuf>,
+) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut entries: Vec<(PathBuf, bool)> =
         entries.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
@@ -156,10 +161,10 @@ fn walk_to(dir: &Path, depth: usize, limit: usize, skip: &dyn Fn(&Path) -> bool,
         if skip(&path) {
             continue;
         }
-        if !is_dir || depth >= limit {
+        if !is_dir || (depth >= limit && list_deeper) {
             out.push(path);
-        } else {
-            walk_to(&path, depth + 1, limit, skip, out);
+        } else if depth < limit {
+            walk_to(&path, depth + 1, limit, list_deeper, skip, out);
         }
     }
 }

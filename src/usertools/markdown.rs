@@ -63,10 +63,7 @@ pub(crate) struct MarkdownTool {
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) inputs: Vec<Input>,
-    pub(crate) language: Language,
-    pub(crate) code: String,
-    /// The line of the code's first line in the file.
-    pub(crate) code_line: usize,
+    pub(crate) code: Code,
 }
 
 /// What a tool file without errors declares.
@@ -152,20 +149,12 @@ pub(crate) fn parse_file(path: &Path, text: &str) -> Parsed {
                 (Some(_), None) => None,
                 (Some(_), Some(block)) => file.language(&block).map(|language| (language, block)),
             };
-            code_found = code.as_ref().map(|(language, block)| Code {
-                language: *language,
-                source: block.source.clone(),
-                first_line: block.first_line + 2,
-            });
-            match (description, code) {
-                (Some(description), Some((language, block))) => Some(ToolFile::Custom(MarkdownTool {
-                    name: stem,
-                    description,
-                    inputs,
-                    language,
-                    code: block.source,
-                    code_line: block.first_line + 2,
-                })),
+            code_found =
+                code.map(|(language, block)| Code { language, source: block.source, first_line: block.first_line + 2 });
+            match (description, &code_found) {
+                (Some(description), Some(code)) => {
+                    Some(ToolFile::Custom(MarkdownTool { name: stem, description, inputs, code: code.clone() }))
+                }
                 _ => None,
             }
         }
@@ -644,8 +633,8 @@ mod tests {
         let parsed = parse_file(Path::new("tools/t.md"), &text);
         assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
         let Some(ToolFile::Custom(tool)) = parsed.tool else { panic!("no tool") };
-        assert_eq!(tool.code, "module.exports = () => `\n## Result`;\n");
-        assert_eq!(tool.code_line, 20);
+        assert_eq!(tool.code.source, "module.exports = () => `\n## Result`;\n");
+        assert_eq!(tool.code.first_line, 20);
     }
 
     #[test]
@@ -656,7 +645,10 @@ mod tests {
         let parsed = parse_file(Path::new("tools/t.md"), &text);
         assert_eq!(parsed.problems.iter().map(|p| p.rule).collect::<Vec<_>>(), ["code-section-duplicate"]);
         let Some(ToolFile::Custom(tool)) = parsed.tool else { panic!("no tool") };
-        assert_eq!((tool.code.as_str(), tool.language), ("module.exports = () => 2;\n", Language::JavaScript));
+        assert_eq!(
+            (tool.code.source.as_str(), tool.code.language),
+            ("module.exports = () => 2;\n", Language::JavaScript)
+        );
     }
 
     #[test]

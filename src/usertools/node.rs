@@ -66,7 +66,7 @@ pub(crate) fn run(tool: &UserTool, input: &Value, workspace: &Path, timeout: Tim
     // working directory (a relative config dir) must still name the file.
     let filename = std::path::absolute(&tool.path).map_err(os_error)?;
     let request = json!({"run": {
-        "code": tool.tool.code,
+        "code": tool.tool.code.source,
         "filename": filename.to_string_lossy(),
         "file": shown(&filename, workspace),
         "input": input.to_json(),
