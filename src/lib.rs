@@ -6,7 +6,7 @@
 //!
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
 //! holds the tree to that): the leaves (`env`, `exit`, `limits`, `dirs`, `hint`, `digest`,
-//! `atomic`, `bounded`, `terminal`, `copilot`); workspace `trust`; `tools` and `hook`;
+//! `atomic`, `bounded`, `terminal`, `reap`, `copilot`); workspace `trust`; `tools` and `hook`;
 //! `usertools` and `mcp`; the tool `catalog`; the `sandbox` that serves tool calls; the CPython
 //! `guest`; the `backend`s; `config`; and on top `render`, `output`, `cli` and the `commands`.
 //!
@@ -35,6 +35,7 @@ mod hook;
 mod limits;
 mod mcp;
 mod output;
+mod reap;
 mod render;
 mod sandbox;
 mod terminal;
@@ -51,6 +52,8 @@ use crate::cli::{Cli, Command};
 
 /// Runs codeact with these arguments and returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    static SIGNALS: std::sync::Once = std::sync::Once::new();
+    SIGNALS.call_once(reap::on_signals);
     let args: Vec<OsString> = args.into_iter().collect();
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,

@@ -77,7 +77,7 @@ impl Reference<'_> {
             .collect();
         let mcp: Vec<Value> = self
             .catalog
-            .servers()
+            .server_signatures()
             .into_iter()
             .map(|(name, functions)| context! { name => name, functions => functions })
             .collect();

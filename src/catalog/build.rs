@@ -17,6 +17,7 @@ use crate::bounded;
 use crate::mcp::Mcp;
 use crate::tools::builtin::{BUILTINS, is_reserved};
 use crate::tools::github::GITHUB_API;
+use crate::tools::mcp as mcp_helpers;
 use crate::tools::network::NetworkPolicy;
 use crate::trust::Approved;
 use crate::usertools::dirs::{Origin, ToolDir, workspace_item};
@@ -98,17 +99,23 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
         Discovery::Static => Some(Vec::new()),
         Discovery::Probe(_) if !sources.filter.allows("mcp_call") => Some(Vec::new()),
         Discovery::Probe(within) => {
+            building.warnings.extend(mcp.problems());
             let (listed, failed) = mcp.catalog(Instant::now() + within);
             for (name, why) in failed {
-                building.warnings.push(format!("MCP server `{name}` left out: {why}"));
+                building.warnings.push(if name.is_empty() {
+                    why
+                } else {
+                    format!("MCP server `{name}` left out: {why}")
+                });
             }
             Some(listed)
         }
     };
     // Lazily, the helpers are offered whenever a server is configured; probing, when one answered.
     if listed.as_ref().is_none_or(|servers| !servers.is_empty()) {
-        building.offer(Tool::Mcp(Arc::new(McpFunction::Call)));
-        building.offer(Tool::Mcp(Arc::new(McpFunction::List)));
+        for helper in mcp_helpers::HELPERS {
+            building.offer(Tool::Mcp(Arc::new(McpFunction::Helper(helper))));
+        }
     }
 
     let mut untrusted: Vec<String> = mcp.untrusted().to_vec();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value as Json, json};
 
 use crate::tools::builtin::Builtin;
-use crate::tools::mcp::{MCP_CALL, MCP_TOOLS};
+use crate::tools::spec::ToolSpec;
 use crate::tools::spec::{KEYWORDS_ONLY, Signature};
 use crate::usertools::load::UserTool;
 
@@ -36,14 +36,22 @@ pub(crate) struct DropIn {
 }
 
 /// What an MCP entry calls.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) enum McpFunction {
-    /// `mcp_call(server, tool, **arguments)`.
-    Call,
-    /// `mcp_tools(server)`.
-    List,
+    /// One of the helpers (`mcp_call`, `mcp_tools`, `mcp_resources`, …), by what it takes.
+    Helper(&'static ToolSpec),
     /// `<server>__<tool>(**arguments)`.
     Tool { function: String, server: String, tool: String, description: String, input_schema: Json },
+}
+
+impl PartialEq for McpFunction {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Helper(a), Self::Helper(b)) => a.name == b.name,
+            (Self::Tool { function: a, server: x, .. }, Self::Tool { function: b, server: y, .. }) => a == b && x == y,
+            _ => false,
+        }
+    }
 }
 
 /// Where a tool comes from.
@@ -86,8 +94,7 @@ impl Tool {
             Self::Markdown(tool) => tool.signature(),
             Self::DropIn(dropin) => Signature { name: &dropin.name, params: &KEYWORDS_ONLY, returns: "Any" },
             Self::Mcp(function) => match function.as_ref() {
-                McpFunction::Call => MCP_CALL.signature(),
-                McpFunction::List => MCP_TOOLS.signature(),
+                McpFunction::Helper(spec) => spec.signature(),
                 McpFunction::Tool { function, .. } => {
                     Signature { name: function, params: &KEYWORDS_ONLY, returns: "Any" }
                 }
@@ -101,7 +108,7 @@ impl Tool {
         match self {
             Self::Mcp(function) => match function.as_ref() {
                 McpFunction::Tool { server, .. } => Some(server),
-                McpFunction::Call | McpFunction::List => None,
+                McpFunction::Helper(_) => None,
             },
             Self::Builtin(_) | Self::Markdown(_) | Self::DropIn(_) => None,
         }
@@ -117,8 +124,7 @@ impl Tool {
                 (dropin.description.as_str(), None, Source::File(&dropin.path), dropin.parameters.clone())
             }
             Self::Mcp(function) => match function.as_ref() {
-                McpFunction::Call => (MCP_CALL.description, None, Source::Builtin, None),
-                McpFunction::List => (MCP_TOOLS.description, None, Source::Builtin, None),
+                McpFunction::Helper(spec) => (spec.description, None, Source::Builtin, None),
                 McpFunction::Tool { server, description, input_schema, .. } => {
                     (description.as_str(), None, Source::Mcp(server), Some(input_schema.clone()))
                 }

@@ -26,16 +26,17 @@ impl Catalog {
         self.disabled.push(name.to_owned());
     }
 
-    /// Adds the tools `server` listed, each as a `<server>__<tool>` function.
+    /// Adds the tools `server` listed, each as its function (`function` in the listing; a tool
+    /// without one is reached through `mcp_call` only), in place of what it listed before.
     pub(crate) fn add_server(&mut self, server: &str, tools: &[serde_json::Value]) {
-        if self.servers.iter().any(|s| s == server) {
-            return;
+        if !self.servers.iter().any(|s| s == server) {
+            self.servers.push(server.to_owned());
         }
-        self.servers.push(server.to_owned());
+        self.tools.retain(|t| t.server() != Some(server));
         for listed in tools {
-            let Some(tool) = listed["name"].as_str() else { continue };
+            let (Some(tool), Some(function)) = (listed["name"].as_str(), listed["function"].as_str()) else { continue };
             self.tools.push(Tool::Mcp(Arc::new(McpFunction::Tool {
-                function: function_name(server, tool),
+                function: function.to_owned(),
                 server: server.to_owned(),
                 tool: tool.to_owned(),
                 description: listed["description"].as_str().unwrap_or_default().to_owned(),
@@ -65,7 +66,7 @@ impl Catalog {
     /// Whether MCP functions are offered, so that `<server>__<tool>` names resolve on use.
     #[must_use]
     pub(crate) fn offers_mcp(&self) -> bool {
-        self.tools.iter().any(|t| matches!(t, Tool::Mcp(f) if **f == McpFunction::Call))
+        self.tools.iter().any(|t| matches!(t.name(), "mcp_call") && matches!(t, Tool::Mcp(_)))
     }
 
     /// Each listed MCP server with its tools' function-name suffixes (`get-sum` → `get_sum`).
@@ -81,6 +82,27 @@ impl Catalog {
                     .map(|t| t.name().strip_prefix(&function_name(server, "")).unwrap_or(t.name()).to_owned())
                     .collect();
                 (server.as_str(), functions)
+            })
+            .collect()
+    }
+
+    /// Each listed MCP server with its functions as a program calls them, parameters and all
+    /// (`get_sum(a, b)`, `fetch(url, max_length=…)`): what the instructions list.
+    #[must_use]
+    pub(crate) fn server_signatures(&self) -> Vec<(&str, Vec<String>)> {
+        self.servers()
+            .into_iter()
+            .map(|(server, suffixes)| {
+                let schemas = self.tools.iter().filter_map(|t| match t {
+                    Tool::Mcp(function) => match function.as_ref() {
+                        McpFunction::Tool { server: of, input_schema, .. } if of == server => Some(input_schema),
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                let signatures =
+                    suffixes.into_iter().zip(schemas).map(|(suffix, schema)| signature(&suffix, schema)).collect();
+                (server, signatures)
             })
             .collect()
     }
@@ -104,4 +126,17 @@ impl Catalog {
         };
         ToolError::new(ErrorKind::Name, message)
     }
+}
+
+/// `name(required, optional=…)` from a tool's input schema.
+fn signature(name: &str, schema: &serde_json::Value) -> String {
+    let required: Vec<&str> =
+        schema["required"].as_array().into_iter().flatten().filter_map(serde_json::Value::as_str).collect();
+    let properties = schema["properties"].as_object().into_iter().flatten().map(|(key, _)| key.as_str());
+    let (mut first, mut rest): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    for key in properties {
+        if required.contains(&key) { first.push(key.to_owned()) } else { rest.push(format!("{key}=…")) }
+    }
+    first.extend(rest);
+    format!("{name}({})", first.join(", "))
 }

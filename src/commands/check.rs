@@ -1,10 +1,12 @@
-//! `codeact check`: validate user tool files and config files; exit 4 when any has an error.
+//! `codeact check`: validate user tool files, config files and MCP server config files; exit 4
+//! when any has an error.
 //!
-//! Without paths it reads each config dir's `config.json` and every tools folder the other
+//! Without paths it reads each config dir's `config.json`, every tools folder the other
 //! commands would read — the user's, the workspace's (`.codeact/tools/`, an agent folder's
-//! `tools/`, the project config's `tool_dirs`, trusted or not: checking runs nothing) — and the
-//! `--tools` folders; with paths, those and the `--tools` folders. Finding nothing to check is
-//! said, not reported as a pass.
+//! `tools/`, the project config's `tool_dirs`, trusted or not: checking runs nothing) — the
+//! `--tools` folders, and the MCP config files codeact reads (the workspace's and Copilot CLI's,
+//! none of their servers started); with paths, those and the `--tools` folders. Finding nothing
+//! to check is said, not reported as a pass.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,7 +20,7 @@ use crate::config::{self, PROJECT_FILE};
 use crate::usertools::check::{Validators, check};
 use crate::usertools::dirs::{self as folders, Base, Named};
 use crate::usertools::{Problem, Severity};
-use crate::{bounded, dirs, exit, output};
+use crate::{bounded, copilot, dirs, exit, mcp, output};
 
 pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
     let flags = folders::flags(&args.tools)?;
@@ -42,7 +44,8 @@ pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
         targets.extend(flags);
         (targets, Vec::new())
     };
-    problems.extend(check(&targets, Validators { python: monty::syntax_error, config: config::check_text }));
+    let validators = Validators { python: monty::syntax_error, config: config::check_text, mcp: mcp_file };
+    problems.extend(check(&targets, validators));
     problems.sort();
     let errors = problems.iter().filter(|p| p.severity == Severity::Error).count();
     if args.json {
@@ -63,10 +66,11 @@ pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
     Ok(if errors == 0 { exit::SUCCESS } else { exit::INVALID_CONFIG })
 }
 
-/// What `check` reads without paths: each config dir's `config.json` that exists and every
-/// tools folder that exists, after the `flags` folders (absolute); and a problem for each
-/// `tool_dirs` entry that names no folder or leaves the workspace, which is not followed. The
-/// config files are read leniently here, since `check` reports their own problems.
+/// What `check` reads without paths: each config dir's `config.json` that exists, every tools
+/// folder that exists, after the `flags` folders (absolute), and each MCP config file that
+/// exists; and a problem for each `tool_dirs` entry that names no folder or leaves the
+/// workspace, which is not followed. The config files are read leniently here, since `check`
+/// reports their own problems.
 fn default_targets(workspace: &Path, flags: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<Problem>) {
     let user_dir = dirs::config();
     let mut named = Named { flags, user_config: user_dir.clone(), ..Named::default() };
@@ -99,5 +103,23 @@ fn default_targets(workspace: &Path, flags: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<
     }
     let dirs = folders::tool_dirs(workspace, &named);
     targets.extend(dirs.into_iter().map(|dir| dir.path).filter(|dir| dir.is_dir()));
+    let mut mcp_files: Vec<PathBuf> = mcp::config::WORKSPACE_FILES.iter().map(|rel| workspace.join(rel)).collect();
+    mcp_files.extend(copilot::copilot_home().map(|home| home.join("mcp-config.json")));
+    targets.extend(mcp_files.into_iter().filter(|file| file.exists()));
     (targets, problems)
+}
+
+/// The problems of the MCP config file `path`, for [`Validators::mcp`]. A workspace's file is
+/// checked for its workspace, any other (Copilot CLI's) for the current directory, where
+/// codeact would run; an unset variable is only a warning, as it may be set there.
+fn mcp_file(path: &Path, text: &str) -> Vec<Problem> {
+    let workspace = mcp::check::workspace_of(path).or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let lookup = |name: &str| std::env::var(name).ok();
+    mcp::check::check(path, text.as_bytes(), &workspace, &lookup)
+        .into_iter()
+        .map(|finding| match finding.severity {
+            mcp::check::Severity::Error => Problem::error(path, finding.line, finding.rule, finding.message),
+            mcp::check::Severity::Warning => Problem::warning(path, finding.line, finding.rule, finding.message),
+        })
+        .collect()
 }

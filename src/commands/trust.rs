@@ -1,7 +1,8 @@
 //! `codeact trust`: show what a workspace would make codeact run, and approve that content.
 //!
 //! The items are the workspace's MCP config files (each server shown as configured, nothing
-//! expanded), the tool files and support files of every tools folder of the workspace (with the
+//! expanded, with each `envFile` inside the workspace it reads: the file's path and the names
+//! of the variables it sets, never their values; the approval covers their content), the tool files and support files of every tools folder of the workspace (with the
 //! language each tool runs in, and where) — `.codeact/tools/`, an agent folder's `tools/`, the
 //! project config's `tool_dirs` and `--tools` folders inside the workspace — and its
 //! `.codeact/config.json` when that has keys that loosen the user's settings. `trust` records
@@ -139,20 +140,31 @@ fn items(config: &Config) -> (Vec<Item>, Vec<String>) {
         let standing = approved.standing(&path, &content);
         items.push(Item { path, what, details, standing, content });
     };
+    let lookup = |name: &str| std::env::var(name).ok();
     for rel in mcp::config::WORKSPACE_FILES {
         let Some(content) = read(&workspace.join(rel)) else { continue };
+        let approval = mcp::config::approval(&content, workspace, &lookup);
         let details = match mcp::config::preview(&content, workspace) {
             Ok(servers) if servers.is_empty() => vec!["(no servers)".to_owned()],
             Ok(servers) => servers
                 .into_iter()
-                .map(|(name, shown)| match shown {
-                    Ok(shown) => format!("{name}: {shown}"),
-                    Err(why) => format!("{name}: cannot be used ({why})"),
+                .flat_map(|(name, shown)| {
+                    let server = match shown {
+                        Ok(shown) => format!("{name}: {shown}"),
+                        Err(why) => format!("{name}: cannot be used ({why})"),
+                    };
+                    let env_files = approval
+                        .env_files
+                        .iter()
+                        .filter(|file| file.server == name)
+                        .map(|file| format!("  envFile {}", file.summary()));
+                    std::iter::once(server).chain(env_files).collect::<Vec<_>>()
                 })
                 .collect(),
             Err(why) => vec![format!("cannot be used: {why}")],
         };
-        push(rel.to_owned(), "MCP servers, started or contacted from this machine".to_owned(), details, content);
+        let what = "MCP servers, started or contacted from this machine".to_owned();
+        push(rel.to_owned(), what, details, approval.content);
     }
     let mut links = Vec::new();
     let mut seen: Vec<String> = Vec::new();

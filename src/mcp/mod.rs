@@ -1,8 +1,13 @@
 //! MCP servers as Python functions: configuration from the usual files, and connections
 //! opened lazily for one run.
 
+pub(crate) mod check;
 pub(crate) mod client;
 pub(crate) mod config;
+pub(crate) mod content;
+mod handler;
 mod http;
+pub(crate) mod schema;
+mod stdio;
 
 pub(crate) use client::{Mcp, function_name};

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::live::Live;
 use crate::catalog::{Catalog, McpFunction, Tool};
 use crate::limits::{Limits, format_seconds, format_size};
-use crate::mcp::Mcp;
+use crate::mcp::{Mcp, schema};
 use crate::tools::args::{self, Args};
 use crate::tools::{ErrorKind, ToolContext, ToolError, Value};
 use crate::usertools::call;
@@ -77,8 +77,14 @@ pub(crate) struct Parts {
 impl Host {
     #[must_use]
     pub(crate) fn new(parts: Parts) -> Self {
-        let Parts { catalog, ctx, mcp, dropins, limits, started, python } = parts;
+        let Parts { catalog, mut ctx, mut mcp, dropins, limits, started, python } = parts;
         let live = Arc::new(Live::new(started, ctx.deadline, limits.max_output));
+        // A reply the program could not hold is refused, not read.
+        mcp.set_max_message(limits.max_memory);
+        // Each MCP entry that cannot be used is said once, whether the program uses it or not.
+        for problem in mcp.problems().into_iter().chain(mcp.take_warnings()) {
+            ctx.warn(&problem);
+        }
         Self { catalog, ctx, mcp, dropins, limits, live, python, nesting: 0 }
     }
 
@@ -158,10 +164,10 @@ impl Host {
         Instant::now() >= self.ctx.deadline
     }
 
-    /// Whether `name` is an offered tool (for bare references such as `f = view`).
-    #[must_use]
-    pub(crate) fn has_tool(&self, name: &str) -> bool {
-        name == CALL_TOOL || self.catalog.get(name).is_some()
+    /// Whether `name` is an offered tool (for bare references such as `f = view`), an MCP
+    /// server's function included (which may start its server).
+    pub(crate) fn has_tool(&mut self, name: &str) -> bool {
+        name == CALL_TOOL || self.catalog.get(name).is_some() || self.resolve_mcp_function(name).is_ok()
     }
 
     /// The `NameError` for a name that is neither defined nor an offered tool.
@@ -212,23 +218,36 @@ impl Host {
                 self.dropins.call(&dropin.name, &args.passed(), timeout)
             }
             Tool::Mcp(function) => {
-                let deadline = self.ctx.deadline;
-                match function.as_ref() {
-                    McpFunction::Call => {
-                        let arguments = keywords(&args)?;
-                        self.mcp
-                            .call(args.str("server")?, args.str("tool")?, arguments, deadline)
-                            .map(|json| Value::from_json(&json))
-                    }
-                    McpFunction::List => self
-                        .mcp
-                        .tools(args.str("server")?, deadline)
-                        .map(|tools| Value::List(tools.iter().map(Value::from_json).collect())),
-                    McpFunction::Tool { server, tool, .. } => {
-                        self.mcp.call(server, tool, keywords(&args)?, deadline).map(|json| Value::from_json(&json))
-                    }
+                let result = self.mcp_function(function, &args);
+                for warning in self.mcp.take_warnings() {
+                    self.ctx.warn(&warning);
                 }
+                result
             }
+        }
+    }
+
+    /// An MCP server's function, or one of the MCP helpers.
+    fn mcp_function(&mut self, function: &McpFunction, args: &Args<'_>) -> Result<Value, ToolError> {
+        let deadline = self.ctx.deadline;
+        let arguments = |name: &str| schema::json_arguments(name, args.extra()).map_err(ToolError::type_error);
+        let spec = match function {
+            McpFunction::Tool { server, tool, function, .. } => {
+                return self.mcp.call(server, tool, arguments(function)?, deadline);
+            }
+            McpFunction::Helper(spec) => spec,
+        };
+        let server = args.str("server")?;
+        match spec.name {
+            "mcp_call" => self.mcp.call(server, args.str("tool")?, arguments(spec.name)?, deadline),
+            "mcp_tools" => {
+                self.mcp.tools(server, deadline).map(|tools| Value::List(tools.iter().map(Value::from_json).collect()))
+            }
+            "mcp_resources" => self.mcp.resources(server, deadline),
+            "mcp_read_resource" => self.mcp.read_resource(server, args.str("uri")?, deadline),
+            "mcp_prompts" => self.mcp.prompts(server, deadline),
+            "mcp_get_prompt" => self.mcp.get_prompt(server, args.str("name")?, arguments(spec.name)?, deadline),
+            other => Err(ToolError::runtime(format!("`{other}` is not an MCP helper"))),
         }
     }
 
@@ -250,25 +269,14 @@ impl Host {
     /// The `<server>__<tool>` function `name` of a configured MCP server, connecting to the
     /// server and adding its tools to the catalogue; or the `NameError` for `name`.
     fn resolve_mcp_function(&mut self, name: &str) -> Result<Tool, ToolError> {
-        let unknown = || self.catalog.unknown_name(name);
+        let unknown = |catalog: &Catalog| catalog.unknown_name(name);
         if !name.contains("__") || !self.catalog.offers_mcp() {
-            return Err(unknown());
+            return Err(unknown(&self.catalog));
         }
-        let Some(server) = self.mcp.server_of(name) else { return Err(unknown()) };
+        let Some((server, _)) = self.mcp.resolve(name, self.ctx.deadline)? else { return Err(unknown(&self.catalog)) };
         let tools = self.mcp.tools(&server, self.ctx.deadline)?;
         self.catalog.add_server(&server, &tools);
-        if let Some(tool) = self.catalog.get(name) {
-            return Ok(tool.clone());
-        }
-        let offered: Vec<String> = tools
-            .iter()
-            .filter_map(|t| t["name"].as_str())
-            .map(|tool| crate::mcp::function_name(&server, tool))
-            .collect();
-        Err(ToolError::new(
-            ErrorKind::Name,
-            format!("name '{name}' is not defined (MCP server '{server}' offers: {})", offered.join(", ")),
-        ))
+        self.catalog.get(name).cloned().ok_or_else(|| unknown(&self.catalog))
     }
 
     /// What a tool's result means for the program: a value, a catchable exception, or — for a
@@ -310,13 +318,5 @@ impl Host {
                 self.limits.max_tool_calls
             )),
         }
-    }
-}
-
-/// The keywords an MCP tool is called with: what the call's `**arguments` took.
-fn keywords(args: &Args<'_>) -> Result<serde_json::Map<String, serde_json::Value>, ToolError> {
-    match args.extra().to_json() {
-        serde_json::Value::Object(map) => Ok(map),
-        _ => Err(ToolError::type_error("MCP tool arguments must be keywords")),
     }
 }

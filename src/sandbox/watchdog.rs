@@ -126,5 +126,7 @@ fn watch(live: &Live, backend: &'static str, errors: &Errors, report: impl FnOnc
         tool_calls: live.tool_calls(),
     };
     report(&outcome);
+    // Exiting runs no destructor: the servers and commands the run started are ended here.
+    crate::reap::terminate_all();
     std::process::exit(i32::from(exit::PROGRAM_FAILED));
 }

@@ -37,11 +37,16 @@ pub(crate) fn bind<'a>(
     let kwargs = params.iter().position(|p| p.kind == Kind::Kwargs);
     let mut extra = Vec::new();
     let mut slots: Vec<Option<Value>> = vec![None; params.len()];
+    let given_positionally = positional.len();
     for (slot, value) in slots.iter_mut().zip(positional) {
         *slot = Some(value);
     }
     for (key, value) in keywords {
-        let Some(index) = params.iter().position(|p| p.name == key && p.kind != Kind::Kwargs) else {
+        let named = params.iter().position(|p| p.name == key && p.kind != Kind::Kwargs);
+        // With `**`, what came positionally is positional-only, as in `def f(server, /, **kw)`:
+        // a keyword of the same name is one of the `**` arguments (`mcp_call("s", "t", server=1)`).
+        let named = named.filter(|&index| kwargs.is_none() || index >= given_positionally);
+        let Some(index) = named else {
             if kwargs.is_some() {
                 extra.push((Value::Str(key), value));
                 continue;

@@ -62,7 +62,7 @@ const PYTHON_NAMES: &[&str] = &[
 /// can work: `github_api`, the MCP helpers), or a Python name a call would reach first.
 #[must_use]
 pub(crate) fn is_reserved(name: &str) -> bool {
-    let specs = BUILTINS.iter().map(|b| &b.spec).chain([&github::GITHUB_API.spec, &mcp::MCP_CALL, &mcp::MCP_TOOLS]);
+    let specs = BUILTINS.iter().map(|b| &b.spec).chain([&github::GITHUB_API.spec]).chain(mcp::HELPERS);
     specs.map(|spec| spec.name).chain(PYTHON_NAMES.iter().copied()).any(|reserved| reserved == name)
 }
 

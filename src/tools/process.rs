@@ -105,6 +105,7 @@ fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Result
     let stdin_mode = if stdin.is_empty() { Stdio::null() } else { Stdio::piped() };
     let mut child = command.stdin(stdin_mode).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
     let pid = child.id();
+    crate::reap::register(pid);
     if let Some(mut pipe) = child.stdin.take() {
         let input = stdin.to_vec();
         thread::spawn(move || {
@@ -121,6 +122,7 @@ fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Result
     });
     let timed_out = done_rx.recv_timeout(timeout).is_err();
     kill_group(pid);
+    crate::reap::forget(pid);
     let status = waiter.join().map_err(|_| std::io::Error::other("lost the child process"))??;
     let finished = Finished {
         status,

@@ -1,5 +1,6 @@
 //! `codeact check`: every problem in every tool file and config file, each as
-//! `path:line: message` with the rule it breaks.
+//! `path:line: message` with the rule it breaks. MCP server config files are checked by the
+//! validator the command layer gives, since `usertools` may not use `mcp`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,13 @@ pub(crate) struct Validators {
     pub(crate) python: fn(&str) -> Option<(usize, String)>,
     /// Whether the text of a `config.json` is valid; `Err` names the key and the position.
     pub(crate) config: fn(&str) -> Result<(), String>,
+    /// Every problem of the MCP server config file at this path, whose text is given.
+    pub(crate) mcp: fn(&Path, &str) -> Vec<Problem>,
 }
+
+/// The names of MCP server config files: editors' and Copilot CLI's, not codeact's own
+/// `config.json`, though they are JSON too.
+const MCP_FILE_NAMES: [&str; 3] = [".mcp.json", "mcp.json", "mcp-config.json"];
 
 /// The most tools the API takes for one agent: the custom tools, plus one entry for all the
 /// pre-built ones.
@@ -49,6 +56,7 @@ pub(crate) fn check(targets: &[PathBuf], validators: Validators) -> Vec<Problem>
             ));
         }
         match path.extension().and_then(|e| e.to_str()) {
+            Some("json") if is_mcp_file(path) => problems.extend((validators.mcp)(path, &text)),
             Some("json") => {
                 if let Err(message) = (validators.config)(&text) {
                     problems.push(Problem::error(path, line_of(&message), "config", message));
@@ -217,6 +225,11 @@ fn collect(path: &Path, explicit: bool, depth: usize, out: &mut Vec<PathBuf>) {
             out.push(path.to_path_buf());
         }
     }
+}
+
+/// Whether `path` has the name of an MCP server config file.
+fn is_mcp_file(path: &Path) -> bool {
+    path.file_name().and_then(|name| name.to_str()).is_some_and(|name| MCP_FILE_NAMES.contains(&name))
 }
 
 /// `… at line 3 column 5` → 3.

@@ -367,3 +367,18 @@ impl TestEnv {
         self.env("CODEACT_GUEST_DIR", &guest.to_string_lossy()).env("CODEACT_CACHE_DIR", &cache.to_string_lossy())
     }
 }
+
+/// The MCP test venv's Python, `target/mcp-venv`, which `.ci/run` makes from `tests/mcp/requirements.txt`.
+pub(crate) fn mcp_python() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv/bin/python")
+}
+
+/// A test server, `tests/mcp/<name>`: `server.py` needs [`mcp_python`], which `.ci/run` installs.
+pub(crate) fn mcp_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp").join(name)
+}
+
+/// The real `mcp-server-time`, which `.ci/run` installs into the MCP test venv.
+pub(crate) fn mcp_server_time() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv/bin/mcp-server-time")
+}

@@ -212,7 +212,7 @@ fn function_call(
 }
 
 /// A bare reference to a tool (`f = view`) resolves to a callable; anything else is a `NameError`.
-fn name_lookup(lookup: NameLookup, host: &Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
+fn name_lookup(lookup: NameLookup, host: &mut Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
     let answer = if lookup.object_id().is_none() && host.has_tool(&lookup.name) {
         NameLookupResult::Value(MontyObject::Function { name: lookup.name.clone(), docstring: None })
     } else if lookup.object_id().is_some() {

@@ -1,0 +1,660 @@
+//! What MCP results mean as Python values: the entries of the lists a program gets (tools,
+//! resources, resource templates, prompts), a tool's result, the text of a failed call, a read
+//! resource and a fetched prompt.
+//!
+//! Pure functions over JSON as rmcp serializes it (camelCase, as on the wire); no I/O. The
+//! shapes follow three rules:
+//! - keys are in snake case (`mime_type`, `input_schema`, `uri_template`), always present, in a
+//!   fixed order;
+//! - an optional field the server left out is `None`, except `description` in a list entry,
+//!   which is `""` so it can be printed or searched as it is;
+//! - binary data (an image's, audio's or blob's) is `bytes`, base64-decoded; data that does not
+//!   decode stays the `str` the server sent.
+
+use jsonschema::Validator;
+use serde_json::{Value as Json, json};
+
+use super::schema;
+use crate::tools::Value;
+
+/// Validation errors quoted when structured content does not match its schema.
+const ERRORS_SHOWN: usize = 2;
+
+/// One entry of `mcp_tools(server)`, from a `tools/list` tool: `{"name", "title",
+/// "description", "input_schema", "output_schema", "annotations"}`.
+///
+/// `title` falls back to `annotations.title`, as the spec orders display names. A tool without
+/// an `inputSchema` gets `{"type": "object"}`: one such tool must not disable its server.
+#[must_use]
+pub(crate) fn tool_entry(tool: &Json) -> Json {
+    let title = match tool.get("title") {
+        Some(title) if !title.is_null() => title.clone(),
+        _ => field(&tool["annotations"], "title"),
+    };
+    let input_schema = match tool.get("inputSchema") {
+        Some(schema) if schema.is_object() => schema.clone(),
+        _ => json!({"type": "object"}),
+    };
+    json!({
+        "name": tool["name"],
+        "title": title,
+        "description": description(tool),
+        "input_schema": input_schema,
+        "output_schema": field(tool, "outputSchema"),
+        "annotations": field(tool, "annotations"),
+    })
+}
+
+/// One entry of a server's resources: `{"uri", "name", "title", "description", "mime_type"}`.
+#[must_use]
+pub(crate) fn resource_entry(resource: &Json) -> Value {
+    Value::from_json(&json!({
+        "uri": resource["uri"],
+        "name": resource["name"],
+        "title": field(resource, "title"),
+        "description": description(resource),
+        "mime_type": field(resource, "mimeType"),
+    }))
+}
+
+/// One entry of a server's resource templates: `{"uri_template", "name", "title",
+/// "description", "mime_type"}`.
+#[must_use]
+pub(crate) fn template_entry(template: &Json) -> Value {
+    Value::from_json(&json!({
+        "uri_template": template["uriTemplate"],
+        "name": template["name"],
+        "title": field(template, "title"),
+        "description": description(template),
+        "mime_type": field(template, "mimeType"),
+    }))
+}
+
+/// One entry of a server's prompts: `{"name", "title", "description", "arguments": [{"name",
+/// "description", "required"}]}`; an argument is not required unless it says so.
+#[must_use]
+pub(crate) fn prompt_entry(prompt: &Json) -> Value {
+    let arguments: Vec<Json> = prompt["arguments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|argument| {
+            json!({
+                "name": argument["name"],
+                "description": description(argument),
+                "required": argument["required"].as_bool().unwrap_or(false),
+            })
+        })
+        .collect();
+    Value::from_json(&json!({
+        "name": prompt["name"],
+        "title": field(prompt, "title"),
+        "description": description(prompt),
+        "arguments": arguments,
+    }))
+}
+
+/// The Python SDK's wrapping of a plain return value (`-> int`, `-> str`…): an object schema
+/// whose only property, and only required one, is `result`. Its `title` usually ends in
+/// `Output`, which is not relied on.
+#[must_use]
+pub(crate) fn is_result_wrapper(output_schema: &Json) -> bool {
+    let object = output_schema.get("type").is_none_or(|kind| kind == "object");
+    let properties = output_schema.get("properties").and_then(Json::as_object);
+    object
+        && properties.is_some_and(|properties| properties.len() == 1 && properties.contains_key("result"))
+        && output_schema.get("required") == Some(&json!(["result"]))
+}
+
+/// A tool's output schema, compiled once: hold one per tool and call
+/// [`OutputCheck::tool_result`] for every call.
+///
+/// A schema that does not compile (invalid, or with a `$ref` that cannot be resolved offline) is
+/// treated as absent, wrapper or not: a server's broken schema must not fail its calls.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OutputCheck {
+    validator: Option<Validator>,
+    wrapper: bool,
+}
+
+impl OutputCheck {
+    #[must_use]
+    pub(crate) fn new(output_schema: Option<&Json>) -> Self {
+        let Some((schema, validator)) = output_schema.and_then(|s| schema::compile(s).map(|v| (s, v))) else {
+            return Self::default();
+        };
+        Self { validator: Some(validator), wrapper: is_result_wrapper(schema) }
+    }
+
+    /// The value of a tool result that is not `isError`.
+    ///
+    /// Structured content, when present, is the value: checked against the output schema (a
+    /// mismatch is `Err` with the first errors), and unwrapped from `{"result": …}` when the
+    /// schema is [the SDK's wrapper](is_result_wrapper). Otherwise the content blocks: their
+    /// text joined by newlines when all are text (or there are none), else a list of one dict
+    /// per block (see [`block`]).
+    pub(crate) fn tool_result(&self, result: &Json) -> Result<Value, String> {
+        match result.get("structuredContent") {
+            Some(structured) if !structured.is_null() => {
+                if let Some(validator) = &self.validator {
+                    mismatch(validator, structured)?;
+                }
+                let unwrapped = if self.wrapper { structured.get("result") } else { None };
+                Ok(Value::from_json(unwrapped.unwrap_or(structured)))
+            }
+            _ => {
+                let blocks = blocks(result);
+                if blocks.iter().all(|b| b["type"] == "text") {
+                    let texts: Vec<&str> = blocks.iter().map(|b| b["text"].as_str().unwrap_or_default()).collect();
+                    Ok(Value::Str(texts.join("\n")))
+                } else {
+                    Ok(Value::List(blocks.iter().map(|b| block(b, false)).collect()))
+                }
+            }
+        }
+    }
+}
+
+/// [`OutputCheck::tool_result`] with the schema compiled for this one call.
+pub(crate) fn tool_result(result: &Json, output_schema: Option<&Json>) -> Result<Value, String> {
+    OutputCheck::new(output_schema).tool_result(result)
+}
+
+/// A tool result as one text, for the message of a call that failed (`isError`): text blocks as
+/// they are, an embedded text resource as its text, anything else named briefly
+/// (`[image image/png, 70 bytes]`), joined by newlines. A result without blocks shows its
+/// structured content as JSON.
+#[must_use]
+pub(crate) fn text_of(result: &Json) -> String {
+    let blocks = blocks(result);
+    if blocks.is_empty()
+        && let Some(structured) = result.get("structuredContent").filter(|s| !s.is_null())
+    {
+        return structured.to_string();
+    }
+    let parts: Vec<String> = blocks.iter().filter_map(summary).collect();
+    parts.join("\n")
+}
+
+/// A `resources/read` result as a list of `{"uri", "mime_type", "text"}` or `{"uri",
+/// "mime_type", "data": bytes}` dicts.
+#[must_use]
+pub(crate) fn resource_contents(result: &Json) -> Value {
+    let contents = result["contents"].as_array().into_iter().flatten();
+    Value::List(contents.map(|contents| Value::dict(resource(contents))).collect())
+}
+
+/// A `prompts/get` result as `{"description", "messages": [{"role", "content"}]}`: a text
+/// block's content is its `str`, any other block a dict as in a tool result.
+#[must_use]
+pub(crate) fn prompt_messages(result: &Json) -> Value {
+    let messages = result["messages"].as_array().into_iter().flatten().map(|message| {
+        let content = match &message["content"] {
+            Json::Array(blocks) => Value::List(blocks.iter().map(|b| block(b, true)).collect()),
+            single => block(single, true),
+        };
+        Value::dict([("role", Value::from_json(&message["role"])), ("content", content)])
+    });
+    Value::dict([
+        ("description", Value::from_json(&field(result, "description"))),
+        ("messages", Value::List(messages.collect())),
+    ])
+}
+
+/// The content blocks of a result (none when `content` is missing).
+fn blocks(result: &Json) -> &[Json] {
+    result["content"].as_array().map_or(&[], Vec::as_slice)
+}
+
+/// One content block as a dict: `{"type": "text", "text"}` (or the `str` alone with
+/// `text_as_str`); `{"type", "mime_type", "data"}` for an image or audio;
+/// `{"type": "resource", "uri", "mime_type", "text" or "data"}` for an embedded resource;
+/// `{"type": "resource_link", "uri", "name", "mime_type", "title", "description"}` for a link.
+/// A block of another type is its JSON as a dict.
+fn block(block: &Json, text_as_str: bool) -> Value {
+    let text = |key: &str| Value::from_json(&field(block, key));
+    match block["type"].as_str() {
+        Some("text") if text_as_str => text("text"),
+        Some("text") => Value::dict([("type", Value::Str("text".into())), ("text", text("text"))]),
+        Some(kind @ ("image" | "audio")) => Value::dict([
+            ("type", Value::Str(kind.into())),
+            ("mime_type", text("mimeType")),
+            ("data", binary(&block["data"])),
+        ]),
+        Some("resource") => {
+            let mut pairs = vec![("type", Value::Str("resource".into()))];
+            pairs.extend(resource(&block["resource"]));
+            Value::dict(pairs)
+        }
+        Some("resource_link") => Value::dict([
+            ("type", Value::Str("resource_link".into())),
+            ("uri", text("uri")),
+            ("name", text("name")),
+            ("mime_type", text("mimeType")),
+            ("title", text("title")),
+            ("description", text("description")),
+        ]),
+        _ => Value::from_json(block),
+    }
+}
+
+/// The fields of resource contents: `uri`, `mime_type`, then `data` for a blob, else `text`.
+fn resource(contents: &Json) -> Vec<(&'static str, Value)> {
+    let mut pairs = vec![
+        ("uri", Value::from_json(&field(contents, "uri"))),
+        ("mime_type", Value::from_json(&field(contents, "mimeType"))),
+    ];
+    match contents.get("blob") {
+        Some(blob) if !blob.is_null() => pairs.push(("data", binary(blob))),
+        _ => pairs.push(("text", Value::from_json(&field(contents, "text")))),
+    }
+    pairs
+}
+
+/// A block named briefly for a message, or `None` for one without a type.
+fn summary(block: &Json) -> Option<String> {
+    let kind = block["type"].as_str()?;
+    let described = |name: &str, mime: &Json, data: &Json| {
+        let mut parts = vec![name.to_owned()];
+        parts.extend(mime.as_str().map(str::to_owned));
+        let size = data.as_str().and_then(decode_base64).map(|bytes| format!("{} bytes", bytes.len()));
+        match size {
+            Some(size) => format!("[{}, {size}]", parts.join(" ")),
+            None => format!("[{}]", parts.join(" ")),
+        }
+    };
+    Some(match kind {
+        "text" => block["text"].as_str().unwrap_or_default().to_owned(),
+        "image" | "audio" => described(kind, &block["mimeType"], &block["data"]),
+        "resource" => {
+            let resource = &block["resource"];
+            resource["text"].as_str().map_or_else(
+                || {
+                    let uri = resource["uri"].as_str().unwrap_or_default();
+                    described(&format!("resource {uri}"), &resource["mimeType"], &resource["blob"])
+                },
+                str::to_owned,
+            )
+        }
+        "resource_link" => format!("[resource_link {}]", block["uri"].as_str().unwrap_or_default()),
+        other => format!("[{other} content]"),
+    })
+}
+
+/// `Err` with the first errors of `structured` against the output schema, each as
+/// `<JSON pointer>: <what>` (the pointer left out at the top level).
+fn mismatch(validator: &Validator, structured: &Json) -> Result<(), String> {
+    if validator.is_valid(structured) {
+        return Ok(());
+    }
+    let errors: Vec<String> = validator
+        .iter_errors(structured)
+        .map(|error| {
+            let what = schema::describe(&error);
+            match error.instance_path().as_str() {
+                "" => what,
+                pointer => format!("{pointer}: {what}"),
+            }
+        })
+        .collect();
+    let mut shown: Vec<String> = errors.iter().take(ERRORS_SHOWN).cloned().collect();
+    if errors.len() > ERRORS_SHOWN {
+        shown.push(format!("and {} more", errors.len() - ERRORS_SHOWN));
+    }
+    let shown = shown.join("; ");
+    Err(format!("returned structured content that does not match its output schema: {shown}"))
+}
+
+/// `object[key]`, or `null` when missing.
+fn field(object: &Json, key: &str) -> Json {
+    object.get(key).cloned().unwrap_or(Json::Null)
+}
+
+/// A list entry's description: `""` when absent.
+fn description(object: &Json) -> Json {
+    match object.get("description") {
+        Some(Json::String(text)) => Json::String(text.clone()),
+        _ => Json::String(String::new()),
+    }
+}
+
+/// Base64 `data` as bytes; anything that does not decode stays as the server sent it.
+fn binary(data: &Json) -> Value {
+    match data.as_str() {
+        Some(text) => decode_base64(text).map_or_else(|| Value::Str(text.to_owned()), Value::Bytes),
+        None => Value::from_json(data),
+    }
+}
+
+/// Decodes base64 (RFC 4648, standard or URL-safe alphabet), padding optional, ASCII whitespace
+/// skipped; `None` for anything else.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut buffer, mut bits, mut sextets, mut padding) = (0u32, 0u32, 0usize, 0usize);
+    for byte in text.bytes() {
+        if byte.is_ascii_whitespace() {
+            continue;
+        }
+        if byte == b'=' {
+            padding += 1;
+            continue;
+        }
+        if padding > 0 {
+            return None;
+        }
+        let sextet = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        buffer = (buffer << 6) | u32::from(sextet);
+        bits += 6;
+        sextets += 1;
+        if bits >= 8 {
+            bits -= 8;
+            let [decoded, ..] = (buffer >> bits).to_le_bytes();
+            out.push(decoded);
+            buffer &= (1 << bits) - 1;
+        }
+    }
+    let complete = padding == 0 || (padding <= 2 && (sextets + padding) % 4 == 0);
+    (sextets % 4 != 1 && complete).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    /// A real 1×1 PNG (70 bytes).
+    const PIXEL: &str =
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+    fn str(text: &str) -> Value {
+        Value::Str(text.into())
+    }
+
+    #[test]
+    fn a_tool_entry_has_every_key_in_order() {
+        let tool = json!({
+            "name": "add", "title": "Add", "description": "Adds.",
+            "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}},
+            "outputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}
+        });
+        let entry = tool_entry(&tool);
+        assert_eq!(
+            entry,
+            json!({
+                "name": "add", "title": "Add", "description": "Adds.",
+                "input_schema": {"type": "object", "properties": {"a": {"type": "integer"}}},
+                "output_schema": {"type": "object"}, "annotations": {"readOnlyHint": true}
+            })
+        );
+        let keys: Vec<&String> = entry.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["name", "title", "description", "input_schema", "output_schema", "annotations"]);
+    }
+
+    #[test]
+    fn a_tool_without_schema_or_description_gets_defaults() {
+        assert_eq!(
+            tool_entry(&json!({"name": "ping"})),
+            json!({"name": "ping", "title": null, "description": "", "input_schema": {"type": "object"},
+                   "output_schema": null, "annotations": null})
+        );
+    }
+
+    #[test]
+    fn a_tool_title_falls_back_to_its_annotations() {
+        let entry = tool_entry(&json!({"name": "ping", "annotations": {"title": "Ping"}}));
+        assert_eq!(entry["title"], "Ping");
+    }
+
+    #[test]
+    fn the_python_sdk_wrapper_is_recognised() {
+        let wrapper = json!({"type": "object", "title": "addOutput", "properties": {"result": {"type": "integer"}},
+                             "required": ["result"]});
+        assert!(is_result_wrapper(&wrapper));
+        assert!(is_result_wrapper(&json!({"properties": {"result": {}}, "required": ["result"]})));
+        assert!(!is_result_wrapper(&json!({"type": "object", "properties": {"result": {}}})));
+        assert!(!is_result_wrapper(&json!({"type": "object", "properties": {"result": {}, "n": {}},
+                                           "required": ["result"]})));
+        assert!(!is_result_wrapper(&json!({"type": "array", "properties": {"result": {}}, "required": ["result"]})));
+    }
+
+    #[test]
+    fn wrapped_structured_content_is_unwrapped() {
+        let schema = json!({"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]});
+        let result = json!({"content": [{"type": "text", "text": "\"HI\""}], "structuredContent": {"result": "HI"}});
+        assert_eq!(tool_result(&result, Some(&schema)), Ok(str("HI")));
+        let none = json!({"content": [], "structuredContent": {"result": null}});
+        assert_eq!(tool_result(&none, Some(&schema)), Err(
+            "returned structured content that does not match its output schema: /result: None is not of type \"string\""
+                .to_owned()
+        ));
+    }
+
+    #[test]
+    fn structured_content_without_a_schema_is_returned_as_it_is() {
+        let result = json!({"content": [], "structuredContent": {"result": 5}});
+        assert_eq!(tool_result(&result, None), Ok(Value::dict([("result", Value::Int(5))])));
+    }
+
+    #[test]
+    fn structured_content_that_matches_its_schema_is_the_value() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+        let result = json!({"content": [{"type": "text", "text": "{\"n\": 1}"}], "structuredContent": {"n": 1}});
+        assert_eq!(tool_result(&result, Some(&schema)), Ok(Value::dict([("n", Value::Int(1))])));
+    }
+
+    #[test]
+    fn structured_content_that_breaks_its_schema_is_an_error() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}, "m": {"type": "integer"}},
+                            "required": ["n", "m", "k"]});
+        let result = json!({"structuredContent": {"n": "not an int", "m": "x"}});
+        assert_eq!(
+            tool_result(&result, Some(&schema)),
+            Err("returned structured content that does not match its output schema: \
+                 missing required key 'k'; /n: 'not an int' is not of type \"integer\"; and 1 more"
+                .to_owned())
+        );
+    }
+
+    #[test]
+    fn an_output_schema_that_does_not_compile_is_ignored() {
+        let invalid =
+            json!({"type": "object", "properties": {"result": {"type": "no such type"}}, "required": ["result"]});
+        let result = json!({"structuredContent": {"result": 5}});
+        assert_eq!(tool_result(&result, Some(&invalid)), Ok(Value::dict([("result", Value::Int(5))])));
+        let remote = json!({"$ref": "http://example.com/schema.json"});
+        assert_eq!(tool_result(&result, Some(&remote)), Ok(Value::dict([("result", Value::Int(5))])));
+    }
+
+    #[test]
+    fn text_blocks_are_joined() {
+        let result = json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]});
+        assert_eq!(tool_result(&result, None), Ok(str("a\nb")));
+        assert_eq!(tool_result(&json!({"content": []}), None), Ok(str("")));
+        assert_eq!(tool_result(&json!({"structuredContent": null}), None), Ok(str("")));
+    }
+
+    #[test]
+    fn an_image_comes_back_as_bytes_beside_its_caption() {
+        let result = json!({"content": [
+            {"type": "text", "text": "a red pixel"},
+            {"type": "image", "mimeType": "image/png", "data": PIXEL}
+        ]});
+        let Ok(Value::List(blocks)) = tool_result(&result, None) else { panic!("expected a list") };
+        assert_eq!(blocks[0], Value::dict([("type", str("text")), ("text", str("a red pixel"))]));
+        let Value::Dict(image) = &blocks[1] else { panic!("expected a dict") };
+        assert_eq!(image[0], (str("type"), str("image")));
+        assert_eq!(image[1], (str("mime_type"), str("image/png")));
+        let Value::Bytes(png) = &image[2].1 else { panic!("expected bytes") };
+        assert_eq!(png.len(), 70);
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+        assert!(png.ends_with(b"IEND\xaeB`\x82"));
+    }
+
+    #[test]
+    fn audio_that_does_not_decode_keeps_its_str() {
+        let result = json!({"content": [{"type": "audio", "mimeType": "audio/wav", "data": "not base64!"}]});
+        assert_eq!(
+            tool_result(&result, None),
+            Ok(Value::List(vec![Value::dict([
+                ("type", str("audio")),
+                ("mime_type", str("audio/wav")),
+                ("data", str("not base64!")),
+            ])]))
+        );
+    }
+
+    #[test]
+    fn resources_and_links_keep_their_uri_and_text() {
+        let result = json!({"content": [
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"}},
+            {"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "AAE="}},
+            {"type": "resource_link", "uri": "file:///b.txt", "name": "b"},
+            {"type": "hologram", "depth": 3}
+        ]});
+        assert_eq!(
+            tool_result(&result, None),
+            Ok(Value::List(vec![
+                Value::dict([
+                    ("type", str("resource")),
+                    ("uri", str("file:///a.txt")),
+                    ("mime_type", str("text/plain")),
+                    ("text", str("hello")),
+                ]),
+                Value::dict([
+                    ("type", str("resource")),
+                    ("uri", str("file:///a.bin")),
+                    ("mime_type", Value::None),
+                    ("data", Value::Bytes(vec![0, 1])),
+                ]),
+                Value::dict([
+                    ("type", str("resource_link")),
+                    ("uri", str("file:///b.txt")),
+                    ("name", str("b")),
+                    ("mime_type", Value::None),
+                    ("title", Value::None),
+                    ("description", Value::None),
+                ]),
+                Value::dict([("type", str("hologram")), ("depth", Value::Int(3))]),
+            ]))
+        );
+    }
+
+    #[test]
+    fn the_text_of_a_failed_call_names_what_is_not_text() {
+        let result = json!({"isError": true, "content": [
+            {"type": "text", "text": "boom"},
+            {"type": "image", "mimeType": "image/png", "data": PIXEL},
+            {"type": "resource", "resource": {"uri": "file:///log", "text": "line 1"}},
+            {"type": "resource", "resource": {"uri": "file:///core", "mimeType": "application/octet-stream", "blob": "AAE="}},
+            {"type": "resource_link", "uri": "file:///b.txt", "name": "b"},
+            {"type": "hologram"}
+        ]});
+        assert_eq!(
+            text_of(&result),
+            "boom\n[image image/png, 70 bytes]\nline 1\n[resource file:///core application/octet-stream, 2 bytes]\n\
+             [resource_link file:///b.txt]\n[hologram content]"
+        );
+        assert_eq!(text_of(&json!({"isError": true, "structuredContent": {"error": "bad"}})), "{\"error\":\"bad\"}");
+    }
+
+    #[test]
+    fn read_resources_are_dicts() {
+        let result = json!({"contents": [
+            {"uri": "mem://a", "mimeType": "text/plain", "text": "A"},
+            {"uri": "mem://b", "mimeType": "image/png", "blob": PIXEL}
+        ]});
+        let Value::List(contents) = resource_contents(&result) else { panic!("expected a list") };
+        assert_eq!(
+            contents[0],
+            Value::dict([("uri", str("mem://a")), ("mime_type", str("text/plain")), ("text", str("A"))])
+        );
+        let Value::Dict(blob) = &contents[1] else { panic!("expected a dict") };
+        assert_eq!(blob[2].0, str("data"));
+        assert!(matches!(&blob[2].1, Value::Bytes(png) if png.len() == 70));
+    }
+
+    #[test]
+    fn prompt_messages_have_text_as_str_and_other_blocks_as_dicts() {
+        let result = json!({"description": "A review", "messages": [
+            {"role": "user", "content": {"type": "text", "text": "Review this"}},
+            {"role": "assistant", "content": {"type": "resource_link", "uri": "file:///x", "name": "x"}}
+        ]});
+        let link = Value::dict([
+            ("type", str("resource_link")),
+            ("uri", str("file:///x")),
+            ("name", str("x")),
+            ("mime_type", Value::None),
+            ("title", Value::None),
+            ("description", Value::None),
+        ]);
+        assert_eq!(
+            prompt_messages(&result),
+            Value::dict([
+                ("description", str("A review")),
+                (
+                    "messages",
+                    Value::List(vec![
+                        Value::dict([("role", str("user")), ("content", str("Review this"))]),
+                        Value::dict([("role", str("assistant")), ("content", link)]),
+                    ])
+                ),
+            ])
+        );
+        assert_eq!(
+            prompt_messages(&json!({"messages": []})),
+            Value::dict([("description", Value::None), ("messages", Value::List(Vec::new()))])
+        );
+    }
+
+    #[test]
+    fn list_entries_have_every_key() {
+        assert_eq!(
+            resource_entry(&json!({"uri": "file:///a", "name": "a", "mimeType": "text/plain", "size": 3})),
+            Value::from_json(&json!({"uri": "file:///a", "name": "a", "title": null, "description": "",
+                                     "mime_type": "text/plain"}))
+        );
+        assert_eq!(
+            template_entry(&json!({"uriTemplate": "file:///{path}", "name": "file", "title": "File",
+                                   "description": "Any file"})),
+            Value::from_json(&json!({"uri_template": "file:///{path}", "name": "file", "title": "File",
+                                     "description": "Any file", "mime_type": null}))
+        );
+        assert_eq!(
+            prompt_entry(&json!({"name": "review", "arguments": [{"name": "code", "required": true}, {"name": "style",
+                                 "description": "Tone"}]})),
+            Value::from_json(&json!({"name": "review", "title": null, "description": "", "arguments": [
+                {"name": "code", "description": "", "required": true},
+                {"name": "style", "description": "Tone", "required": false}
+            ]}))
+        );
+        assert_eq!(
+            prompt_entry(&json!({"name": "bare"})),
+            Value::from_json(&json!({"name": "bare", "title": null, "description": "", "arguments": []}))
+        );
+    }
+
+    #[test]
+    fn base64_decodes_with_or_without_padding() {
+        assert_eq!(decode_base64("aGVsbG8="), Some(b"hello".to_vec()));
+        assert_eq!(decode_base64("aGVsbG8"), Some(b"hello".to_vec()));
+        assert_eq!(decode_base64("aGVs\nbG8h"), Some(b"hello!".to_vec()));
+        assert_eq!(decode_base64("-_8="), Some(vec![0xfb, 0xff]));
+        assert_eq!(decode_base64(""), Some(Vec::new()));
+    }
+
+    #[test]
+    fn base64_refuses_what_is_not_base64() {
+        assert_eq!(decode_base64("a"), None);
+        assert_eq!(decode_base64("aGVs*G8="), None);
+        assert_eq!(decode_base64("aG=Vs"), None);
+        assert_eq!(decode_base64("aGVsbG8=="), None);
+    }
+}

@@ -1,0 +1,74 @@
+//! The process groups codeact started (MCP servers, `bash` commands), so that none outlives
+//! codeact: whoever starts a group registers it and forgets it once it is gone, and
+//! [`terminate_all`] ends every group still registered — on SIGTERM, SIGINT or SIGHUP to
+//! codeact ([`on_signals`]), and before the watchdog ends a run that cannot be stopped.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+
+/// How long a group gets to end on SIGTERM before it is killed.
+const TERM_GRACE: Duration = Duration::from_secs(1);
+
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    GROUPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Notes the process group led by `pid`, to end it if codeact has to stop early.
+pub(crate) fn register(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        groups().push(pid);
+    }
+}
+
+/// Stops noting the group led by `pid`: it has been ended.
+pub(crate) fn forget(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        groups().retain(|group| *group != pid);
+    }
+}
+
+/// Sends `signal` to the group led by `pid`; a group that is gone is no error.
+pub(crate) fn signal_group(pid: u32, signal: Signal) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(pid, signal);
+    }
+}
+
+/// Whether any process of the group led by `pid` is still there.
+#[must_use]
+pub(crate) fn group_alive(pid: u32) -> bool {
+    i32::try_from(pid).ok().and_then(Pid::from_raw).is_some_and(|pid| test_kill_process_group(pid).is_ok())
+}
+
+/// Ends every registered group: SIGTERM, a moment to exit, then SIGKILL for what is left.
+pub(crate) fn terminate_all() {
+    let pids: Vec<u32> = groups().drain(..).filter_map(|pid| u32::try_from(pid).ok()).collect();
+    for &pid in &pids {
+        signal_group(pid, Signal::TERM);
+    }
+    let until = Instant::now() + TERM_GRACE;
+    while Instant::now() < until && pids.iter().any(|&pid| group_alive(pid)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for &pid in &pids {
+        signal_group(pid, Signal::KILL);
+    }
+}
+
+/// From now on, SIGTERM, SIGINT and SIGHUP end every registered group before codeact dies of
+/// the signal as it would have (its exit status still says which signal).
+pub(crate) fn on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else { return };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            terminate_all();
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+            std::process::exit(128 + signal);
+        }
+    });
+}
