@@ -508,6 +508,9 @@ def case_mcp(setup: Setup, report: Report) -> None:
     project = setup.home / "mcp-project"
     project.mkdir(exist_ok=True)
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"everything": {"command": str(server), "args": ["stdio"]}}}))
+    # A workspace's servers start only once the user trusts its `.mcp.json`.
+    subprocess.run([setup.codeact, "trust", "--workspace", str(project)], env=setup.env, check=True,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     argv = [setup.codeact, "run", "--backend", "monty", "--workspace", str(project)]
     one = Variant("one run, 50 calls", argv, f"for i in range({calls}):\n    print(everything__echo(message=str(i)))\n".encode(),
                   setup.env, project)
