@@ -102,12 +102,9 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
             building.warnings.extend(mcp.problems());
             let (listed, failed) = mcp.catalog(Instant::now() + within);
             for (name, why) in failed {
-                building.warnings.push(if name.is_empty() {
-                    why
-                } else {
-                    format!("MCP server `{name}` left out: {why}")
-                });
+                building.warnings.push(format!("MCP server `{name}` left out: {why}"));
             }
+            building.warnings.extend(mcp.take_warnings());
             Some(listed)
         }
     };

@@ -66,16 +66,15 @@ struct Connection {
     notes: SharedNotes,
     /// The child process of a stdio server.
     process: Option<Process>,
-    tools: Option<Listing>,
+    tools: Option<Arc<Listing>>,
 }
 
 /// A server's tools as listed.
-#[derive(Clone)]
 struct Listing {
     /// Each as `mcp_tools` gives it, with its `function` (or none).
     entries: Vec<Json>,
     /// Each tool's input and output schema, compiled once, by name.
-    checks: HashMap<String, Arc<(schema::ArgumentCheck, content::OutputCheck)>>,
+    checks: HashMap<String, (schema::ArgumentCheck, content::OutputCheck)>,
 }
 
 /// The run's MCP servers and their connections.
@@ -218,11 +217,11 @@ impl Mcp {
 
     /// The tools of `server`, as `mcp_tools` gives them.
     pub(crate) fn tools(&mut self, server: &str, deadline: Instant) -> Result<Vec<Json>, ToolError> {
-        Ok(self.listing(server, deadline, false)?.entries)
+        Ok(self.listing(server, deadline, false)?.entries.clone())
     }
 
     /// The listing of `server`, asked again when the server said it changed or `fresh` is set.
-    fn listing(&mut self, server: &str, deadline: Instant, fresh: bool) -> Result<Listing, ToolError> {
+    fn listing(&mut self, server: &str, deadline: Instant, fresh: bool) -> Result<Arc<Listing>, ToolError> {
         self.connect(server, Self::startup_until(deadline)?)?;
         if let Some(connection) = self.open.get(server) {
             let changed = connection.client.take_tools_changed();
@@ -231,7 +230,12 @@ impl Mcp {
             }
         }
         let raw = self.request(server, "tools/list", deadline, async |service| list_tools(service).await)?;
-        let listing = self.make_listing(server, &raw)?;
+        self.keep_listing(server, &raw)
+    }
+
+    /// The listing made from `raw`, kept with the connection until the server's tools change.
+    fn keep_listing(&mut self, server: &str, raw: &[Json]) -> Result<Arc<Listing>, ToolError> {
+        let listing = Arc::new(self.make_listing(server, raw)?);
         if let Some(connection) = self.open.get_mut(server) {
             connection.tools = Some(listing.clone());
         }
@@ -282,7 +286,7 @@ impl Mcp {
             }
             let output = tool.get("outputSchema").filter(|s| s.is_object());
             let check = (schema::ArgumentCheck::new(&entry["input_schema"]), content::OutputCheck::new(output));
-            checks.insert(name, Arc::new(check));
+            checks.insert(name, check);
             entries.push(entry);
         }
         Ok(Listing { entries, checks })
@@ -314,7 +318,7 @@ impl Mcp {
         ))
     }
 
-    /// Calls `tool` on `server` as the function `function` (for messages): structured content
+    /// Calls `tool` on `server`: structured content
     /// comes back as Python values (unwrapped from the Python SDK's `{"result": …}`), text as
     /// `str`, anything else as dicts; a result marked `isError` raises with the server's message.
     pub(crate) fn call(
@@ -333,21 +337,20 @@ impl Mcp {
             return Err(self.no_tool(server, tool, &listing));
         };
         let shown = entry["function"].as_str().map_or_else(|| format!("mcp_call('{server}', '{tool}')"), str::to_owned);
-        let check = listing.checks.get(tool).cloned();
-        if let Some(check) = &check {
+        let check = listing.checks.get(tool);
+        if let Some(check) = check {
             check.0.check(&shown, &arguments).map_err(ToolError::type_error)?;
         }
         let config = self.server(server)?.clone();
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments);
-        let result = self.request(server, tool, deadline, async |service| {
-            service.call_tool(params).await.map(|r| serde_json::to_value(r).unwrap_or(Json::Null))
-        })?;
+        let result =
+            self.request(server, tool, deadline, async |service| service.call_tool(params).await.map(json_of))?;
         if result["isError"] == Json::Bool(true) {
             let text = content::text_of(&result);
             return Err(ToolError::runtime(config.redact(&format!("MCP tool '{server}.{tool}' failed: {text}"))));
         }
-        let value = match &check {
+        let value = match check {
             Some(check) => check.1.tool_result(&result),
             None => content::tool_result(&result, None),
         };
@@ -369,10 +372,7 @@ impl Mcp {
         let (resources, templates) = self.request(server, "resources/list", deadline, async |service| {
             let resources = service.list_all_resources().await?;
             let templates = service.list_all_resource_templates().await.unwrap_or_default();
-            Ok((
-                serde_json::to_value(resources).unwrap_or_default(),
-                serde_json::to_value(templates).unwrap_or_default(),
-            ))
+            Ok((json_of(resources), json_of(templates)))
         })?;
         let entries = json_items(&resources)
             .map(content::resource_entry)
@@ -385,16 +385,15 @@ impl Mcp {
     pub(crate) fn read_resource(&mut self, server: &str, uri: &str, deadline: Instant) -> Result<Value, ToolError> {
         let params = ReadResourceRequestParams::new(uri);
         let result = self.request(server, "resources/read", deadline, async |service| {
-            service.read_resource(params).await.map(|r| serde_json::to_value(r).unwrap_or_default())
+            service.read_resource(params).await.map(json_of)
         })?;
         Ok(content::resource_contents(&result))
     }
 
     /// The prompts of `server`.
     pub(crate) fn prompts(&mut self, server: &str, deadline: Instant) -> Result<Value, ToolError> {
-        let prompts = self.request(server, "prompts/list", deadline, async |service| {
-            service.list_all_prompts().await.map(|r| serde_json::to_value(r).unwrap_or_default())
-        })?;
+        let prompts = self
+            .request(server, "prompts/list", deadline, async |service| service.list_all_prompts().await.map(json_of))?;
         Ok(Value::List(json_items(&prompts).map(content::prompt_entry).collect()))
     }
 
@@ -415,9 +414,8 @@ impl Mcp {
             .collect();
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
-        let result = self.request(server, "prompts/get", deadline, async |service| {
-            service.get_prompt(params).await.map(|r| serde_json::to_value(r).unwrap_or_default())
-        })?;
+        let result = self
+            .request(server, "prompts/get", deadline, async |service| service.get_prompt(params).await.map(json_of))?;
         Ok(content::prompt_messages(&result))
     }
 
@@ -559,8 +557,7 @@ impl Mcp {
                     probes.spawn(async move {
                         let notes = SharedNotes::default();
                         let probe = async {
-                            let mut connection =
-                                open(&config, &workspace, &network, max_message, notes.clone()).await?;
+                            let connection = open(&config, &workspace, &network, max_message, notes.clone()).await?;
                             let tools = list_tools(&connection.service).await;
                             let tools = match tools {
                                 Ok(tools) => tools,
@@ -570,7 +567,6 @@ impl Mcp {
                                     return Err(why);
                                 }
                             };
-                            connection.tools = None;
                             Ok((connection, tools))
                         };
                         let outcome = match tokio::time::timeout(within, probe).await {
@@ -608,19 +604,14 @@ impl Mcp {
         let names: Vec<String> = self.servers.iter().map(|s| s.name.clone()).collect();
         for name in names {
             let result = match raw_tools.remove(&name) {
-                Some(raw) => self.make_listing(&name, &raw).inspect(|listing| {
-                    if let Some(connection) = self.open.get_mut(&name) {
-                        connection.tools = Some(listing.clone());
-                    }
-                }),
+                Some(raw) => self.keep_listing(&name, &raw),
                 None => self.listing(&name, deadline, false),
             };
             match result {
-                Ok(listing) => listed.push((name, listing.entries)),
+                Ok(listing) => listed.push((name, listing.entries.clone())),
                 Err(err) => left_out.push((name, err.message)),
             }
         }
-        left_out.extend(self.take_warnings().into_iter().map(|w| (String::new(), w)));
         (listed, left_out)
     }
 
@@ -676,6 +667,11 @@ fn find_function(listing: &Listing, function: &str) -> Option<String> {
     listing.entries.iter().find(|t| t["function"] == function).and_then(|t| t["name"].as_str().map(str::to_owned))
 }
 
+/// An rmcp result as the JSON the server sent (its types serialize back to the wire format).
+fn json_of(result: impl serde::Serialize) -> Json {
+    serde_json::to_value(result).unwrap_or_default()
+}
+
 fn json_items(list: &Json) -> impl Iterator<Item = &Json> {
     list.as_array().into_iter().flatten()
 }
@@ -691,7 +687,7 @@ async fn list_tools(service: &Service) -> Result<Vec<Json>, ServiceError> {
             params.map_or_else(ListToolsRequest::default, ListToolsRequest::with_param),
         );
         let page = match service.send_request(request).await? {
-            ServerResult::ListToolsResult(result) => serde_json::to_value(result).unwrap_or_default(),
+            ServerResult::ListToolsResult(result) => json_of(result),
             ServerResult::CustomResult(result) => result.0,
             _ => return Err(ServiceError::UnexpectedResponse),
         };
