@@ -73,6 +73,8 @@ pub(crate) enum Command {
 pub(crate) enum HookEvent {
     /// Before every tool call: allow (print nothing) or deny.
     PreToolUse,
+    /// After every tool call: nudge's advice, added to the tool's result.
+    PostToolUse,
     /// At session start: add codeact's instructions unless a file already does.
     SessionStart,
 }
@@ -144,6 +146,12 @@ pub(crate) struct InstallArgs {
     /// Install for every repository, in `$COPILOT_HOME` (default `~/.copilot`).
     #[arg(long)]
     pub(crate) global: bool,
+
+    /// Also write the bash-only `codeact` agent (`.github/agents/codeact.agent.md`). The
+    /// Copilot CLI plugin brings its own as `codeact:codeact`; both would be listed to the
+    /// model on every request.
+    #[arg(long)]
+    pub(crate) agent: bool,
 
     /// Print the paths and contents instead of writing.
     #[arg(long)]

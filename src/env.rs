@@ -24,12 +24,15 @@ pub(crate) const DISABLE: &str = "CODEACT_DISABLE";
 pub(crate) const CONFIG_DIR: &str = "CODEACT_CONFIG_DIR";
 /// The hook's enforcement mode: `off`, `nudge` or `exclusive`.
 pub(crate) const MODE: &str = "CODEACT_MODE";
-/// In nudge mode, the consecutive read-only call that is denied (default 3).
+/// In nudge mode, the read-only rounds in a row after which the hook advises (default 3).
 pub(crate) const NUDGE_AFTER: &str = "CODEACT_NUDGE_AFTER";
 /// `0` stops the session-start hook from adding codeact's instructions.
 pub(crate) const INJECT: &str = "CODEACT_INJECT";
 /// The real binary the plugin's launcher runs.
 pub(crate) const BIN: &str = "CODEACT_BIN";
+/// Set by the plugin's launcher to its own path: the command texts then name the launcher,
+/// which finds the binary again after an upgrade.
+pub(crate) const LAUNCHER: &str = "CODEACT_LAUNCHER";
 /// Where the CPython guest is installed.
 pub(crate) const GUEST_DIR: &str = "CODEACT_GUEST_DIR";
 /// Where compiled guest components are cached.
@@ -77,6 +80,7 @@ pub const ALL: &[&str] = &[
     NUDGE_AFTER,
     INJECT,
     BIN,
+    LAUNCHER,
     GUEST_DIR,
     CACHE_DIR,
 ];
@@ -94,9 +98,10 @@ fn about(name: &str) -> String {
         DISABLE => "comma-separated deny-list of tools".into(),
         CONFIG_DIR => "user config directory (default $XDG_CONFIG_HOME/codeact or ~/.config/codeact)".into(),
         MODE => "hook enforcement: off (default), nudge or exclusive".into(),
-        NUDGE_AFTER => "nudge mode denies this many consecutive read-only calls (default 3)".into(),
+        NUDGE_AFTER => "nudge mode advises after this many read-only rounds in a row, then denies (default 3)".into(),
         INJECT => "0 stops the session-start hook from adding the instructions".into(),
         BIN => "the codeact binary the plugin launcher runs".into(),
+        LAUNCHER => "set by the plugin launcher: the command texts run codeact through it".into(),
         GUEST_DIR => "where the CPython guest is installed (default $XDG_DATA_HOME/codeact/guest/…)".into(),
         CACHE_DIR => "where compiled guests are cached (default $XDG_CACHE_HOME/codeact)".into(),
         _ => String::new(),

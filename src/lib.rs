@@ -99,10 +99,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-/// The texts the Copilot CLI plugin ships, generated from the built-in tools (no workspace, no
-/// MCP servers, no GitHub access): the agent file, which runs `codeact` and whose marker names
-/// `regenerate`, and the reference of the Monty usage skill, which runs `skill_binary`.
-pub fn plugin_files(regenerate: &str, skill_binary: &str) -> anyhow::Result<(String, String)> {
+/// The files of the Copilot CLI plugin folder that codeact renders from its templates and the
+/// built-in tools (no workspace, no MCP servers, no GitHub access), by path in the folder: the
+/// agent, the skills and the install skill's script.
+pub fn plugin_files() -> anyhow::Result<Vec<(&'static str, String)>> {
     let filter = catalog::ToolFilter::default();
     let (trust, network) = (trust::Approved::default(), tools::network::NetworkPolicy::default());
     let sources = catalog::Sources {
@@ -117,13 +117,13 @@ pub fn plugin_files(regenerate: &str, skill_binary: &str) -> anyhow::Result<(Str
     };
     let built = catalog::build(&sources, catalog::Discovery::Static);
     let limits = limits::DEFAULT;
-    let reference = |binary| render::Reference {
+    let reference = render::Reference {
         backend: backend::Backend::Monty,
         catalog: &built.catalog,
         limits: &limits,
-        binary,
+        binary: render::SKILL_LAUNCHER,
     };
-    Ok((reference("codeact").agent_file(regenerate)?, reference(skill_binary).reference()?))
+    reference.plugin_files()
 }
 
 /// The exit code an error means.

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::backend::Backend;
 use crate::catalog::Catalog;
+use crate::catalog::entry::{Source, ToolDoc};
 use crate::copilot::MARKER_PREFIX;
 use crate::limits::{Limits, format_seconds, format_size};
 
@@ -21,7 +22,23 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("python-hyperlight.md.j2", include_str!("../templates/python-hyperlight.md.j2")),
     ("codeact.instructions.md.j2", include_str!("../templates/codeact.instructions.md.j2")),
     ("codeact.agent.md.j2", include_str!("../templates/codeact.agent.md.j2")),
+    ("plugin/codeact.agent.md.j2", include_str!("../templates/plugin/codeact.agent.md.j2")),
+    ("plugin/codeact.SKILL.md.j2", include_str!("../templates/plugin/codeact.SKILL.md.j2")),
+    ("plugin/codeact-install.SKILL.md.j2", include_str!("../templates/plugin/codeact-install.SKILL.md.j2")),
+    ("plugin/codeact-install.run.sh.j2", include_str!("../templates/plugin/codeact-install.run.sh.j2")),
 ];
+
+/// The files of the Copilot CLI plugin folder that codeact renders, by path in the folder, and
+/// their templates.
+const PLUGIN_FILES: &[(&str, &str)] = &[
+    ("agents/codeact.agent.md", "plugin/codeact.agent.md.j2"),
+    ("skills/codeact/SKILL.md", "plugin/codeact.SKILL.md.j2"),
+    ("skills/codeact-install/SKILL.md", "plugin/codeact-install.SKILL.md.j2"),
+    ("skills/codeact-install/run.sh", "plugin/codeact-install.run.sh.j2"),
+];
+
+/// How a plugin skill runs the plugin's launcher.
+pub(crate) const SKILL_LAUNCHER: &str = "sh \"<skill base directory>/../../bin/codeact\"";
 
 /// What the reference needs to know.
 #[derive(Debug, Clone, Copy)]
@@ -33,14 +50,43 @@ pub(crate) struct Reference<'a> {
     pub(crate) binary: &'a str,
 }
 
+/// Who reads a rendered reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    /// A model with all of its host's tools.
+    Model,
+    /// The codeact agent, whose only tool is bash.
+    Agent,
+}
+
 /// A tool as the templates see it.
 #[derive(Debug, Serialize)]
 struct ToolView {
     name: String,
     signature: String,
-    description: String,
-    returns: String,
-    risk: Option<&'static str>,
+    /// What the signature does not say: the shape of a built-in's result, or a user tool's
+    /// description.
+    note: Option<String>,
+}
+
+/// The shape of the built-in results a signature only calls `dict`. The other built-ins take
+/// the arguments of the host tools of the same names and need no more words: every one of them
+/// is read on every request of a session.
+const RESULT_SHAPES: &[(&str, &str)] =
+    &[("grep", "of `{path, line, text}` (+ `context`)"), ("bash", "`{stdout, stderr, returncode}`")];
+
+/// What follows a tool's signature in the reference, with its leading separator.
+fn note(doc: &ToolDoc<'_>) -> Option<String> {
+    let mut note = match doc.source {
+        Source::Builtin => {
+            RESULT_SHAPES.iter().find(|(name, _)| *name == doc.name).map(|(_, shape)| format!(" {shape}"))
+        }
+        Source::File(_) | Source::Mcp(_) => Some(format!(": {}", doc.description)).filter(|_| !doc.description.is_empty()),
+    };
+    if doc.risk.is_some() {
+        note = Some(note.map_or_else(|| " not sandboxed".to_owned(), |n| format!("{n}; not sandboxed")));
+    }
+    note
 }
 
 fn environment() -> Result<Environment<'static>> {
@@ -60,19 +106,14 @@ impl Reference<'_> {
         format!("{} run --backend {}", self.binary, self.backend.name())
     }
 
-    fn context(&self, marker: &str) -> Value {
+    fn context(&self, marker: &str, reader: Reader) -> Value {
         let tools: Vec<ToolView> = self
             .catalog
             .tools()
             .map(|tool| {
                 let described = tool.describe();
-                ToolView {
-                    name: described.name.to_owned(),
-                    signature: described.short_signature,
-                    description: described.description.to_owned(),
-                    returns: described.returns.to_owned(),
-                    risk: described.risk,
-                }
+                let note = note(&described);
+                ToolView { name: described.name.to_owned(), signature: described.short_signature, note }
             })
             .collect();
         let mcp: Vec<Value> = self
@@ -91,33 +132,49 @@ impl Reference<'_> {
             max_tool_calls => self.limits.max_tool_calls,
             marker => marker,
             mcp_servers => mcp,
+            agent => reader == Reader::Agent,
         }
     }
 
-    fn render(&self, template: &str, marker: &str) -> Result<String> {
+    fn render(&self, template: &str, marker: &str, reader: Reader) -> Result<String> {
         let env = environment()?;
         env.get_template(template)?
-            .render(self.context(marker))
+            .render(self.context(marker, reader))
             .with_context(|| format!("failed to render `{template}`"))
     }
 
     /// The Markdown reference a model reads (`codeact instructions`, session-start context).
     pub(crate) fn reference(&self) -> Result<String> {
-        self.render("reference.md.j2", "")
+        self.render("reference.md.j2", "", Reader::Model)
     }
 
-    /// The always-on instructions file, with its marker naming `regenerate`.
-    pub(crate) fn instructions_file(&self, regenerate: &str) -> Result<String> {
-        self.render("codeact.instructions.md.j2", &marker(regenerate))
+    /// Every file of the plugin folder codeact renders (skills, agent, the install skill's
+    /// script), by path in the folder. The reference in the usage skill runs `self.binary`.
+    pub(crate) fn plugin_files(&self) -> Result<Vec<(&'static str, String)>> {
+        let env = environment()?;
+        let mut context = self.context("", Reader::Model);
+        context = context! { launcher => SKILL_LAUNCHER, ..context };
+        PLUGIN_FILES
+            .iter()
+            .map(|(path, template)| {
+                let text = env.get_template(template)?.render(&context);
+                Ok((*path, text.with_context(|| format!("failed to render `{template}`"))?))
+            })
+            .collect()
     }
 
-    /// The custom agent restricted to `bash`, with its marker naming `regenerate`.
-    pub(crate) fn agent_file(&self, regenerate: &str) -> Result<String> {
-        self.render("codeact.agent.md.j2", &marker(regenerate))
+    /// The always-on instructions file, with its marker.
+    pub(crate) fn instructions_file(&self) -> Result<String> {
+        self.render("codeact.instructions.md.j2", &marker(), Reader::Model)
+    }
+
+    /// The custom agent restricted to `bash`, with its marker.
+    pub(crate) fn agent_file(&self) -> Result<String> {
+        self.render("codeact.agent.md.j2", &marker(), Reader::Agent)
     }
 }
 
-/// `Generated by codeact 0.1.0; regenerate with: codeact install --backend monty`.
-fn marker(regenerate: &str) -> String {
-    format!("{MARKER_PREFIX} {}; regenerate with: {regenerate}", env!("CARGO_PKG_VERSION"))
+/// `Generated by codeact 0.1.0`: short, since an instructions file is read on every request.
+fn marker() -> String {
+    format!("{MARKER_PREFIX} {}", env!("CARGO_PKG_VERSION"))
 }

@@ -1,6 +1,9 @@
 //! What the commands share: the configuration from their arguments, the tool catalogue with
-//! what this machine offers, and the binary's own path.
+//! what this machine offers, and how a model runs this binary.
 
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -9,6 +12,8 @@ use crate::catalog::{self, Built, Discovery, Sources};
 use crate::cli::{CommonArgs, RunArgs, ToolsArgs};
 use crate::config::{Config, Overrides};
 use crate::copilot;
+use crate::env;
+use crate::hook::shell;
 use crate::output;
 use crate::tools::github::Access;
 use crate::tools::process;
@@ -82,7 +87,85 @@ pub(crate) fn report_ignored(ignored: &[String], command: &str) {
     }
 }
 
-/// The absolute path of this binary, as models should invoke it.
+/// How a model should run this codeact, as shell words: the plugin's launcher when this process
+/// was started through it (`sh /…/bin/codeact`, which finds the binary again after an upgrade or
+/// a `cargo clean`), `codeact` when `PATH` finds this very binary, else this binary's absolute
+/// path.
+#[must_use]
+pub(crate) fn invocation() -> String {
+    if let Some(launcher) = env::var(env::LAUNCHER).map(PathBuf::from).filter(|p| p.is_absolute() && p.is_file()) {
+        return format!("sh {}", shell_quote(&launcher.display().to_string()));
+    }
+    let binary = current_binary();
+    let found = on_path("codeact").and_then(|file| file.canonicalize().ok());
+    if found.is_some_and(|file| file == Path::new(&binary)) {
+        return "codeact".to_owned();
+    }
+    shell_quote(&binary)
+}
+
+/// `word` as the shell reads it back: as it is when it holds only safe characters, else in
+/// single quotes.
+#[must_use]
+pub(crate) fn shell_quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+@%,:=".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The file the shell would run for a bare `program`: the first executable regular file in
+/// `PATH`. `None` when there is none, or when a relative entry (an empty one is the current
+/// directory) comes before it: the shell resolves that against its current directory, usually
+/// the workspace, which is no place to trust a program from.
+#[must_use]
+pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
+    let path: OsString = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        if !dir.is_absolute() {
+            return None;
+        }
+        let candidate = dir.join(program);
+        if is_executable(&candidate) {
+            return Some(candidate);
+        }
+    }
+    None
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// The program a command line names that is not there: `codeact` not on `PATH`, a binary or
+/// launcher script that was removed (after a `cargo clean`, say). `None` when it runs, or when
+/// the line is not one this can read.
+#[must_use]
+pub(crate) fn missing_program(command: &str) -> Option<String> {
+    let commands = shell::parse(command)?;
+    let words = &commands.first()?.words;
+    let (program, rest) = words.split_first()?;
+    let missing = match (program.as_str(), rest.first()) {
+        ("sh" | "bash", Some(script)) => !Path::new(script).is_file(),
+        (word, _) if word.contains('/') => !is_executable(Path::new(word)),
+        (word, _) => on_path(word).is_none(),
+    };
+    let shown = if matches!(program.as_str(), "sh" | "bash") { rest.first()? } else { program };
+    missing.then(|| shown.clone())
+}
+
+/// The installed instructions file for `workspace` (repository or user level) whose command no
+/// longer runs, with the program that is missing.
+#[must_use]
+pub(crate) fn stale_instructions(workspace: &Path) -> Option<(PathBuf, String)> {
+    let (path, text) = copilot::installed_instructions(workspace)?;
+    let missing = missing_program(copilot::command_in(&text)?)?;
+    Some((path, missing))
+}
+
+/// The absolute path of this binary.
 #[must_use]
 pub(crate) fn current_binary() -> String {
     std::env::current_exe()

@@ -1,4 +1,4 @@
-//! `codeact hook pre-tool-use` and `codeact hook session-start`: Copilot CLI hooks.
+//! `codeact hook pre-tool-use`, `post-tool-use` and `session-start`: Copilot CLI hooks.
 //!
 //! A hook must never block the user: every internal error fails open — one line on stderr,
 //! nothing on stdout, exit 0. To allow a call the hook prints nothing (printing `allow` would
@@ -11,9 +11,7 @@
 //! shell would, and refused when a relative entry (the shell's current directory) comes first.
 
 use std::cell::OnceCell;
-use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -28,10 +26,10 @@ use crate::copilot;
 use crate::env;
 use crate::exit;
 use crate::hook::mode::Mode;
-use crate::hook::payload::{self, MAX_PAYLOAD};
-use crate::hook::policy::{self, Decision};
+use crate::hook::payload::{self, MAX_PAYLOAD, ToolUse};
+use crate::hook::policy::{self, Decision, Rules};
 use crate::hook::shell::Program;
-use crate::hook::state::{self, StateDir};
+use crate::hook::state::{self, Session, StateDir};
 use crate::output;
 use crate::render::Reference;
 use crate::tools::github;
@@ -39,6 +37,7 @@ use crate::tools::github;
 pub(crate) fn run(event: HookEvent) -> Result<u8> {
     let outcome = read_stdin().and_then(|input| match event {
         HookEvent::PreToolUse => pre_tool_use(&input),
+        HookEvent::PostToolUse => post_tool_use(&input),
         HookEvent::SessionStart => session_start(&input),
     });
     match outcome {
@@ -70,7 +69,7 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
             if config.mode == Mode::Off {
                 return Ok(None);
             }
-            let (_, command) = run_command(&config);
+            let command = run_command(&config);
             return Ok(reply(policy::decide_unreadable(config.mode, why, &command)));
         }
     };
@@ -81,33 +80,55 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
     if config.mode == Mode::Off {
         return Ok(None);
     }
-    let (binary, command) = run_command(&config);
-    let known = Known::new(&binary);
+    let command = run_command(&config);
+    let known = Known::new(&common::current_binary());
     let class = policy::classify(&call, |word| known.identify(word));
-    let nudge_after = config.nudge_after;
-    let state = match (&call.session_id, config.mode) {
-        (Some(session), Mode::Nudge) => {
-            let dir = state::default_dir().context("no place for hook state: set XDG_RUNTIME_DIR or HOME")?;
-            Some((StateDir::open(&dir).with_context(|| format!("hook state in `{}`", dir.display()))?, session))
-        }
-        _ => None,
-    };
-    let count = state.as_ref().map_or(0, |(dir, session)| dir.read(session));
-    let (decision, new_count) = policy::decide(config.mode, class, count, nudge_after, &call, &command);
-    if let Some((dir, session)) = &state
-        && new_count != count
-    {
-        dir.write(session, new_count).context("failed to save the hook state")?;
-    }
+    let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command };
+    let state = session_state(&call)?;
+    let session = state.as_ref().map_or_else(Session::default, |(dir, id)| dir.read(id));
+    let (decision, next) = policy::decide(rules, class, session, &call);
+    save(state.as_ref(), session, next)?;
     Ok(reply(decision))
 }
 
-/// This binary's path and the command line a deny reason tells the model to run.
-fn run_command(config: &Config) -> (String, String) {
-    let binary = common::current_binary();
+/// The JSON to print after a tool ran: nudge's advice, once a streak.
+fn post_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
+    let Ok(call) = payload::tool_use(input) else { return Ok(None) };
+    let config = load_config(call.cwd.as_deref())?;
+    if config.mode != Mode::Nudge {
+        return Ok(None);
+    }
+    let Some(state) = session_state(&call)? else { return Ok(None) };
+    let known = Known::new(&common::current_binary());
+    let class = policy::classify(&call, |word| known.identify(word));
+    let command = run_command(&config);
+    let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command };
+    let session = state.0.read(state.1);
+    let (advice, next) = policy::advise(rules, class, session);
+    save(Some(&state), session, next)?;
+    Ok(advice.map(|text| json!({"additionalContext": text})))
+}
+
+/// The session's state file, for the modes that keep one (nudge counts rounds, exclusive counts
+/// direct calls); `None` without a session id.
+fn session_state(call: &ToolUse) -> Result<Option<(StateDir, &str)>> {
+    let Some(session) = &call.session_id else { return Ok(None) };
+    let dir = state::default_dir().context("no place for hook state: set XDG_RUNTIME_DIR or HOME")?;
+    let opened = StateDir::open(&dir).with_context(|| format!("hook state in `{}`", dir.display()))?;
+    Ok(Some((opened, session.as_str())))
+}
+
+fn save(state: Option<&(StateDir, &str)>, before: Session, after: Session) -> Result<()> {
+    match state {
+        Some((dir, session)) if before != after => dir.write(session, after).context("failed to save the hook state"),
+        _ => Ok(()),
+    }
+}
+
+/// The command line a deny reason or advice tells the model to run.
+fn run_command(config: &Config) -> String {
     let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
-    let command = format!("{binary} run --backend {}", backend.name());
-    (binary, command)
+    format!("{} run --backend {}", common::invocation(), backend.name())
 }
 
 /// What the hook prints for `decision`.
@@ -127,8 +148,18 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let cwd = project_dir(start.as_ref().and_then(|s| s.cwd.as_deref()));
-    if copilot::instructions_installed(&cwd) {
-        return Ok(None);
+    if copilot::installed_instructions(&cwd).is_some() {
+        // The file brings the instructions; all that is left to say is when the command it
+        // names no longer runs.
+        return Ok(common::stale_instructions(&cwd).map(|(path, missing)| {
+            let warning = format!(
+                "codeact: the instructions in `{}` name `{missing}`, which no longer exists; run codeact as `{}` \
+                 instead (`codeact install` rewrites the file).",
+                path.display(),
+                common::invocation()
+            );
+            json!({"additionalContext": warning})
+        }));
     }
     let config = load_config(Some(&cwd.to_string_lossy()))?;
     let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
@@ -137,8 +168,9 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     // is not the user's), except what the user has not trusted, in one line.
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Static, true);
     common::report_untrusted(&config, &built);
-    let binary = common::current_binary();
-    let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
+    let invocation = common::invocation();
+    let text =
+        Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &invocation }.reference()?;
     Ok(Some(json!({"additionalContext": text})))
 }
 
@@ -187,8 +219,8 @@ impl Known {
             PathBuf::from(word)
         } else {
             match word {
-                "sh" | "bash" => return if on_path(word).is_some() { Program::Shell } else { Program::Other },
-                "codeact" => match on_path(word) {
+                "sh" | "bash" => return if common::on_path(word).is_some() { Program::Shell } else { Program::Other },
+                "codeact" => match common::on_path(word) {
                     Some(file) => file,
                     None => return Program::Other,
                 },
@@ -216,22 +248,4 @@ impl Known {
             })
             .as_ref()
     }
-}
-
-/// The file the shell would run for a bare `program`: the first executable regular file in
-/// the hook's `PATH`. `None` when there is none, or when a relative entry (an empty one is the
-/// current directory) comes before it: the shell resolves that against its current directory,
-/// usually the workspace, which is no place to trust a program from.
-fn on_path(program: &str) -> Option<PathBuf> {
-    let path: OsString = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        if !dir.is_absolute() {
-            return None;
-        }
-        let candidate = dir.join(program);
-        if std::fs::metadata(&candidate).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0) {
-            return Some(candidate);
-        }
-    }
-    None
 }

@@ -1,5 +1,9 @@
-//! `codeact install` and `codeact uninstall`: write, or remove, the always-on instructions and
-//! the bash-only agent where Copilot CLI loads them.
+//! `codeact install` and `codeact uninstall`: write, or remove, the always-on instructions (and,
+//! with `--agent`, the bash-only agent) where Copilot CLI loads them.
+//!
+//! The command the files tell the model to run is [`common::invocation`]: the plugin's launcher
+//! when install runs through it, `codeact` when that is what `PATH` finds, else this binary's
+//! path — so that a `cargo clean` or an upgrade does not leave the model a missing file.
 //!
 //! Install runs the backend's preflight first and writes nothing when it fails. It checks every
 //! target before writing any and writes nothing when one is refused: a file codeact did not
@@ -44,17 +48,24 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
              every run",
         );
     }
-    let binary = common::current_binary();
-    let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary };
-    let regenerate =
-        format!("codeact install{} --backend {}", if args.global { " --global" } else { "" }, backend.name());
+    let invocation = common::invocation();
+    let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &invocation };
+    let regenerate = format!(
+        "codeact install{}{} --backend {}",
+        if args.global { " --global" } else { "" },
+        if args.agent { " --agent" } else { "" },
+        backend.name()
+    );
     // Check every target before writing any: a user's file is never overwritten, and nothing is
     // written when one target is refused.
     let mut plan = Vec::new();
-    for target in targets(&config.workspace, args.global)? {
+    let wanted = targets(&config.workspace, args.global)?
+        .into_iter()
+        .filter(|target| target.kind == FileKind::Instructions || args.agent);
+    for target in wanted {
         let rendered = match target.kind {
-            FileKind::Instructions => reference.instructions_file(&regenerate)?,
-            FileKind::Agent => reference.agent_file(&regenerate)?,
+            FileKind::Instructions => reference.instructions_file()?,
+            FileKind::Agent => reference.agent_file()?,
         };
         let text = copilot::seal(&rendered)
             .with_context(|| format!("the rendered `{}` has no marker to seal", target.path.display()))?;

@@ -15,7 +15,7 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
     let config = common::config(&args.common, Some(&args.tools))?;
     let backend = backend::select(config.backend)?;
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
-    let binary = common::current_binary();
+    let binary = common::invocation();
     let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
     output::text(&text)?;
     Ok(exit::SUCCESS)

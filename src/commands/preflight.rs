@@ -16,6 +16,14 @@ pub(crate) fn run(args: &PreflightArgs) -> Result<u8> {
     let config = common::config(&args.common, None)?;
     let (choice, checks) = backend::preflight(config.backend);
     let ok = checks.iter().all(|c| c.ok);
+    // Not a failed check (the backend runs), but the model would be told to run what is gone.
+    if let Some((path, missing)) = common::stale_instructions(&config.workspace) {
+        output::warning(&format!(
+            "the instructions in `{}` name `{missing}`, which no longer exists; run `codeact install` again to \
+             rewrite them",
+            path.display()
+        ));
+    }
     if args.json {
         output::json(&json!({"backend": choice.name(), "ok": ok, "checks": checks}))?;
     } else {

@@ -245,27 +245,53 @@ impl Target {
         dir.remove_file(self.kind.file()).with_context(|| format!("failed to remove `{}`", self.path.display()))
     }
 
-    /// Whether this is an instructions file carrying codeact's marker, reached as `install`
-    /// would reach it.
-    fn holds_instructions(&self) -> bool {
-        self.kind == FileKind::Instructions
-            && matches!(self.open_dir(false), Ok(Place::Dir(dir))
-                if matches!(self.read(&dir), Ok(Existing::Text(text)) if has_marker(&text)))
+    /// The text of this instructions file when it carries codeact's marker, reached as
+    /// `install` would reach it.
+    fn instructions_text(&self) -> Option<String> {
+        if self.kind != FileKind::Instructions {
+            return None;
+        }
+        let Ok(Place::Dir(dir)) = self.open_dir(false) else { return None };
+        match self.read(&dir) {
+            Ok(Existing::Text(text)) if has_marker(&text) => Some(text),
+            _ => None,
+        }
     }
 }
 
-/// Whether an installed instructions file (repository or user level) already brings codeact's
-/// instructions into a session started in `cwd`. A file reached through a link in the
-/// repository does not count: `install` would not have written it.
+/// The installed instructions file (repository level first, then user level) that brings
+/// codeact's instructions into a session started in `cwd`: its path and text. A file reached
+/// through a link in the repository does not count: `install` would not have written it.
 #[must_use]
-pub(crate) fn instructions_installed(cwd: &Path) -> bool {
+pub(crate) fn installed_instructions(cwd: &Path) -> Option<(PathBuf, String)> {
     let candidates = [targets(cwd, false), targets(cwd, true)];
-    candidates.into_iter().flatten().flatten().any(|target| target.holds_instructions())
+    candidates
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find_map(|target| target.instructions_text().map(|text| (target.path.clone(), text)))
+}
+
+/// The command line a generated file tells the model to run, without ` run --backend …`: the
+/// words before it on the line that opens the example's here-document.
+#[must_use]
+pub(crate) fn command_in(text: &str) -> Option<&str> {
+    text.lines().find_map(|line| {
+        let head = line.strip_suffix(" <<'PY'")?;
+        head.rfind(" run --backend ").map(|at| &head[..at])
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_is_read_back_from_the_example() {
+        let text = "# title\n```bash\nsh '/a b/bin/codeact' run --backend monty <<'PY'\nprint(1)\nPY\n```\n";
+        assert_eq!(command_in(text), Some("sh '/a b/bin/codeact'"));
+        assert_eq!(command_in("codeact run <<'PY'\n"), None);
+    }
 
     #[test]
     fn repository_targets_are_reached_beneath_the_workspace() {

@@ -6,3 +6,4 @@ pub(crate) mod payload;
 pub(crate) mod policy;
 pub(crate) mod shell;
 pub(crate) mod state;
+pub(crate) mod suggest;

@@ -17,10 +17,12 @@ pub(crate) enum Unreadable {
     Malformed,
 }
 
-/// A `preToolUse` payload.
+/// A `preToolUse` or `postToolUse` payload.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolUse {
     pub(crate) session_id: Option<String>,
+    /// Milliseconds; Copilot CLI gives every call of one parallel batch the same one.
+    pub(crate) timestamp: Option<u64>,
     pub(crate) cwd: Option<String>,
     pub(crate) tool_name: String,
     pub(crate) args: ToolArgs,
@@ -71,7 +73,7 @@ fn object(input: &[u8]) -> Result<Map<String, Value>, Unreadable> {
     }
 }
 
-/// Parses a `preToolUse` payload, saying why when it cannot.
+/// Parses a `preToolUse` or `postToolUse` payload, saying why when it cannot.
 pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
     let map = object(input)?;
     let tool_name = string(&map, &["toolName", "tool_name"]).ok_or(Unreadable::Malformed)?;
@@ -83,7 +85,13 @@ pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
         },
         _ => ToolArgs::None,
     };
-    Ok(ToolUse { session_id: string(&map, &["sessionId", "session_id"]), cwd: string(&map, &["cwd"]), tool_name, args })
+    Ok(ToolUse {
+        session_id: string(&map, &["sessionId", "session_id"]),
+        timestamp: field(&map, &["timestamp"]).and_then(Value::as_u64),
+        cwd: string(&map, &["cwd"]),
+        tool_name,
+        args,
+    })
 }
 
 /// Parses a `sessionStart` payload; `None` for anything malformed.

@@ -1,20 +1,32 @@
-//! What the pre-tool-use hook decides: classify the call, then apply the mode.
+//! What the hooks decide: classify the call, then apply the mode to the session's [`Session`].
 //!
 //! - `off`: allow everything.
-//! - `nudge`: count consecutive read-only calls per session; the Nth is denied with the exact
-//!   codeact command to run instead, and the count starts again. A codeact call or any other
-//!   tool resets the count.
-//! - `exclusive`: deny everything but codeact runs and skill loads, and any payload the hook
-//!   cannot read (over [`MAX_PAYLOAD`] or not a tool call): the user asked for enforcement,
-//!   and a call that cannot be checked cannot be shown to be codeact. The other modes let such
-//!   payloads through.
+//! - `nudge` counts *rounds* of read-only calls per session: the calls of one parallel batch
+//!   share the payload's timestamp and count once, and a batch already in flight is never
+//!   split. After the Nth round in a row the post-tool-use hook adds a short piece of advice to
+//!   the tool's result (the gentle first step); a model that goes on with another read-only
+//!   round has that round denied, each call with the codeact program that does exactly what it
+//!   asked. A codeact run, a skill load or any other tool ends the streak, and once the model
+//!   has run codeact in the session nudge says nothing more: it knows the way.
+//! - `exclusive` allows codeact runs and skill loads, and — as the instructions say — one
+//!   direct read or edit (`view`, `edit`, `create`) between codeact runs; a second direct call,
+//!   any search, shell command or other tool is denied with its codeact program. A payload the
+//!   hook cannot read (over [`MAX_PAYLOAD`] or not a tool call) is denied too: the user asked
+//!   for enforcement, and a call that cannot be checked cannot be shown to be codeact. The other
+//!   modes let such payloads through.
 
 use super::mode::Mode;
 use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
 use super::shell::{self, Program};
+use super::state::Session;
+use super::suggest;
 
 /// Tools that only read, by the names Copilot CLI and other hosts use.
 const READ_ONLY_TOOLS: &[&str] = &["view", "glob", "grep", "rg", "read_file", "file_search", "list_dir"];
+
+/// Tools that read or write one file: what the instructions tell a model to call directly for
+/// a single read or edit.
+const SINGLE_FILE_TOOLS: &[&str] = &["view", "read_file", "edit", "create"];
 
 /// Tools whose `command` argument is a shell command line.
 const SHELL_TOOLS: &[&str] = &["bash", "shell", "powershell"];
@@ -59,42 +71,95 @@ pub(crate) fn classify(call: &ToolUse, identify: impl Fn(&str) -> Program) -> Cl
     }
 }
 
-/// The decision for a call of `class` and the session's new read-only count.
+/// What the pre-tool-use hook needs besides the call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rules<'a> {
+    pub(crate) mode: Mode,
+    /// Read-only rounds in a row before nudge advises.
+    pub(crate) nudge_after: u32,
+    /// The command line that runs a codeact program, without the here-document.
+    pub(crate) command: &'a str,
+}
+
+/// The pre-tool-use decision for a call of `class`, and the session's new state.
 #[must_use]
-pub(crate) fn decide(
-    mode: Mode,
-    class: Class,
-    count: u32,
-    nudge_after: u32,
-    call: &ToolUse,
-    command: &str,
-) -> (Decision, u32) {
-    match (mode, class) {
-        (Mode::Off, _)
-        | (Mode::Nudge | Mode::Exclusive, Class::Codeact | Class::Skill)
-        | (Mode::Nudge, Class::Other) => (Decision::Allow, 0),
-        (Mode::Nudge, Class::ReadOnly) => {
-            let count = count.saturating_add(1);
-            if count >= nudge_after {
-                let reason = format!(
-                    "codeact: {count} read-only calls in a row. Do the rest of this exploration in one program \
-                     (tools are Python functions; print only what you need):\n\n{}",
-                    example(call, command)
-                );
-                (Decision::Deny { reason }, 0)
-            } else {
-                (Decision::Allow, count)
-            }
+pub(crate) fn decide(rules: Rules<'_>, class: Class, session: Session, call: &ToolUse) -> (Decision, Session) {
+    match (rules.mode, class) {
+        (Mode::Off, _) => (Decision::Allow, session),
+        (Mode::Nudge | Mode::Exclusive, Class::Codeact) => {
+            (Decision::Allow, Session { used_codeact: true, ..Session::default() })
         }
-        (Mode::Exclusive, Class::ReadOnly | Class::Other) => {
-            let reason = format!(
-                "codeact exclusive mode: `{}` is not available; call the tools from one codeact program instead:\n\n{}",
-                call.tool_name,
-                example(call, command)
-            );
-            (Decision::Deny { reason }, 0)
+        (Mode::Nudge | Mode::Exclusive, Class::Skill) | (Mode::Nudge, Class::Other) => {
+            (Decision::Allow, Session { used_codeact: session.used_codeact, ..Session::default() })
         }
+        (Mode::Nudge, Class::ReadOnly) => nudge(rules, session, call),
+        (Mode::Exclusive, Class::ReadOnly | Class::Other) => exclusive(rules, session, call),
     }
+}
+
+fn nudge(rules: Rules<'_>, session: Session, call: &ToolUse) -> (Decision, Session) {
+    let same_batch = call.timestamp.is_some_and(|t| t == session.batch);
+    if same_batch {
+        // The rest of a batch already in flight: it goes as its first call went.
+        let decision = if session.denying { deny_nudge(rules, call) } else { Decision::Allow };
+        return (decision, session);
+    }
+    let rounds = session.rounds.saturating_add(1);
+    let next = Session { rounds, batch: call.timestamp.unwrap_or(0), denying: false, ..session };
+    if !session.used_codeact && rounds > rules.nudge_after {
+        // The streak starts again: a model that neither runs the program nor stops reading is
+        // advised, then denied, once more.
+        (deny_nudge(rules, call), Session { rounds: 0, advised: false, denying: true, ..next })
+    } else {
+        (Decision::Allow, next)
+    }
+}
+
+fn deny_nudge(rules: Rules<'_>, call: &ToolUse) -> Decision {
+    let reason = format!(
+        "codeact: {} rounds of read-only calls in a row. Do this and the rest of the exploration in one \
+         program (tools are Python functions; print only what you need):\n\n{}",
+        rules.nudge_after.saturating_add(1),
+        suggest::command(call, rules.command)
+    );
+    Decision::Deny { reason }
+}
+
+fn exclusive(rules: Rules<'_>, session: Session, call: &ToolUse) -> (Decision, Session) {
+    let single = SINGLE_FILE_TOOLS.contains(&call.tool_name.as_str());
+    if single && session.rounds == 0 {
+        return (Decision::Allow, Session { rounds: 1, batch: call.timestamp.unwrap_or(0), ..session });
+    }
+    let why = if single {
+        "a second direct call in a row is not allowed (one read or edit between programs)".to_owned()
+    } else {
+        format!("`{}` is not available", call.tool_name)
+    };
+    let reason = format!(
+        "codeact exclusive mode: {why}; run it as a codeact program:\n\n{}",
+        suggest::command(call, rules.command)
+    );
+    (Decision::Deny { reason }, session)
+}
+
+/// What the post-tool-use hook adds to a tool's result: nudge's advice, once a streak, after
+/// the round that reached the limit; the session's new state.
+#[must_use]
+pub(crate) fn advise(rules: Rules<'_>, class: Class, session: Session) -> (Option<String>, Session) {
+    let due = rules.mode == Mode::Nudge
+        && class == Class::ReadOnly
+        && !session.used_codeact
+        && !session.advised
+        && session.rounds >= rules.nudge_after;
+    if !due {
+        return (None, session);
+    }
+    let advice = format!(
+        "codeact: {} rounds of read-only calls in a row. From two dependent calls on, one program is cheaper: do \
+         the rest in one, with the tools as Python functions, printing only what you need:\n{} <<'PY'\n…\nPY",
+        session.rounds, rules.command
+    );
+    (Some(advice), Session { advised: true, ..session })
 }
 
 /// The decision for a payload the hook could not read: exclusive mode denies it; the other
@@ -109,35 +174,12 @@ pub(crate) fn decide_unreadable(mode: Mode, why: Unreadable, command: &str) -> D
                 Unreadable::Malformed => "is not one the hook can read".to_owned(),
             };
             let reason = format!(
-                "codeact exclusive mode: this tool call {what}, so it cannot be checked; call the tools from one \
-                 codeact program instead:\n\n{command} <<'PY'\n{GENERIC}\nPY"
+                "codeact exclusive mode: this tool call {what}, so it cannot be checked; run what it does as one \
+                 codeact program with `{command} <<'PY'`"
             );
             Decision::Deny { reason }
         }
     }
-}
-
-/// The program suggested when the denied call has no codeact equivalent.
-const GENERIC: &str = "for path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))";
-
-/// A codeact command doing what the denied call did, so the model can run it as is.
-fn example(call: &ToolUse, command: &str) -> String {
-    let quote = |text: &str| serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
-    let args = &call.args;
-    let body = match call.tool_name.as_str() {
-        "view" | "read_file" if args.str("path").is_some() => {
-            format!("print(view(path={}))", quote(args.str("path").unwrap_or_default()))
-        }
-        "glob" | "file_search" if args.str("pattern").is_some() => {
-            format!("print(glob(pattern={}))", quote(args.str("pattern").unwrap_or_default()))
-        }
-        "grep" | "rg" if args.str("pattern").is_some() => format!(
-            "for m in grep(pattern={}):\n    print(m[\"path\"], m[\"line\"], m[\"text\"])",
-            quote(args.str("pattern").unwrap_or_default())
-        ),
-        _ => GENERIC.to_owned(),
-    };
-    format!("{command} <<'PY'\n{body}\nPY")
 }
 
 #[cfg(test)]
@@ -147,13 +189,24 @@ mod tests {
     use super::*;
     use crate::hook::payload::tool_use;
 
-    fn call(tool: &str, args: &serde_json::Value) -> ToolUse {
-        let payload = json!({"sessionId": "s", "toolName": tool, "toolArgs": args}).to_string();
+    fn call_at(tool: &str, args: &serde_json::Value, timestamp: u64) -> ToolUse {
+        let payload = json!({"sessionId": "s", "timestamp": timestamp, "toolName": tool, "toolArgs": args}).to_string();
         tool_use(payload.as_bytes()).unwrap()
+    }
+
+    fn call(tool: &str, args: &serde_json::Value) -> ToolUse {
+        call_at(tool, args, 1)
     }
 
     fn codeact(word: &str) -> Program {
         if word == "codeact" { Program::Codeact } else { Program::Other }
+    }
+
+    const NUDGE: Rules<'static> = Rules { mode: Mode::Nudge, nudge_after: 3, command: "codeact run" };
+    const EXCLUSIVE: Rules<'static> = Rules { mode: Mode::Exclusive, nudge_after: 3, command: "codeact run" };
+
+    fn denied(decision: &Decision) -> bool {
+        matches!(decision, Decision::Deny { .. })
     }
 
     #[test]
@@ -166,44 +219,101 @@ mod tests {
         assert_eq!(classify(&call("apply_patch", &json!("*** Begin Patch")), codeact), Class::Other);
     }
 
+    /// Runs `calls` (tool, timestamp) through nudge's pre and post hooks; what each pre decided
+    /// and whether a post advised.
+    fn nudge_run(calls: &[(&str, u64)]) -> Vec<(bool, bool)> {
+        let mut session = Session::default();
+        let mut seen = Vec::new();
+        for (tool, timestamp) in calls {
+            let call = call_at(tool, &json!({"path": "src/a.py", "command": "codeact run <<'PY'\n1\nPY"}), *timestamp);
+            let class = classify(&call, codeact);
+            let (decision, next) = decide(NUDGE, class, session, &call);
+            session = next;
+            let mut advised = false;
+            if !denied(&decision) {
+                let (advice, next) = advise(NUDGE, class, session);
+                session = next;
+                advised = advice.is_some();
+            }
+            seen.push((denied(&decision), advised));
+        }
+        seen
+    }
+
     #[test]
-    fn nudge_denies_the_third_read_only_call_and_starts_again() {
-        let view = call("view", &json!({"path": "src/a.py"}));
-        let (first, count) = decide(Mode::Nudge, Class::ReadOnly, 0, 3, &view, "codeact run");
-        let (second, count) = decide(Mode::Nudge, Class::ReadOnly, count, 3, &view, "codeact run");
-        let (third, count) = decide(Mode::Nudge, Class::ReadOnly, count, 3, &view, "codeact run");
-        assert_eq!((first, second), (Decision::Allow, Decision::Allow));
+    fn nudge_advises_after_the_third_round_and_denies_the_fourth() {
+        let calls: Vec<(&str, u64)> = (1..=8).map(|t| ("view", t)).collect();
+        let seen = nudge_run(&calls);
+        let (quiet, advised, denied) = ((false, false), (false, true), (true, false));
+        assert_eq!(seen, [quiet, quiet, advised, denied, quiet, quiet, advised, denied]);
+    }
+
+    #[test]
+    fn a_parallel_batch_counts_once_and_is_never_split() {
+        let batch = [("view", 1), ("view", 2), ("view", 2), ("view", 2), ("view", 2), ("view", 2)];
+        assert_eq!(nudge_run(&batch).iter().filter(|(deny, _)| *deny).count(), 0);
+        // A denied round is denied whole.
+        let seen = nudge_run(&[("view", 1), ("view", 2), ("view", 3), ("view", 4), ("view", 4), ("view", 4)]);
+        assert_eq!(seen[3..], [(true, false), (true, false), (true, false)]);
+    }
+
+    #[test]
+    fn after_one_codeact_run_nudge_stays_quiet() {
+        let mut calls = vec![("bash", 1)];
+        calls.extend((2..12).map(|t| ("view", t)));
+        assert!(nudge_run(&calls).iter().all(|seen| *seen == (false, false)));
+    }
+
+    #[test]
+    fn the_deny_reason_carries_the_exact_program() {
+        let view = call_at("view", &json!({"path": "src/a.py", "view_range": [2, 3]}), 9);
+        let session = Session { rounds: 3, batch: 8, advised: true, ..Session::default() };
+        let (decision, _) = decide(NUDGE, Class::ReadOnly, session, &view);
         assert_eq!(
-            third,
+            decision,
             Decision::Deny {
-                reason: "codeact: 3 read-only calls in a row. Do the rest of this exploration in one program (tools \
-                         are Python functions; print only what you need):\n\ncodeact run <<'PY'\nprint(view(path=\"src/a.py\"))\nPY"
+                reason: "codeact: 4 rounds of read-only calls in a row. Do this and the rest of the exploration in one \
+                         program (tools are Python functions; print only what you need):\n\ncodeact run <<'PY'\n\
+                         print(view(path=\"src/a.py\", view_range=[2, 3]))\nPY"
                     .into()
             }
         );
-        assert_eq!(count, 0);
     }
 
     #[test]
-    fn any_other_call_resets_the_nudge_count() {
+    fn any_other_call_ends_the_streak() {
         let edit = call("edit", &json!({}));
-        assert_eq!(decide(Mode::Nudge, Class::Other, 2, 3, &edit, "codeact run"), (Decision::Allow, 0));
-        assert_eq!(decide(Mode::Nudge, Class::Codeact, 2, 3, &edit, "codeact run"), (Decision::Allow, 0));
+        let session = Session { rounds: 3, batch: 1, advised: true, ..Session::default() };
+        assert_eq!(decide(NUDGE, Class::Other, session, &edit), (Decision::Allow, Session::default()));
     }
 
     #[test]
-    fn exclusive_allows_only_codeact_and_skills() {
-        let view = call("view", &json!({"path": "a"}));
-        assert_eq!(decide(Mode::Exclusive, Class::Codeact, 0, 3, &view, "c").0, Decision::Allow);
-        assert_eq!(decide(Mode::Exclusive, Class::Skill, 0, 3, &view, "c").0, Decision::Allow);
-        assert!(matches!(decide(Mode::Exclusive, Class::ReadOnly, 0, 3, &view, "c").0, Decision::Deny { .. }));
-        assert!(matches!(decide(Mode::Exclusive, Class::Other, 0, 3, &view, "c").0, Decision::Deny { .. }));
+    fn exclusive_allows_codeact_skills_and_one_direct_read_or_edit_between_runs() {
+        let view = call_at("view", &json!({"path": "a"}), 1);
+        let edit = call_at("edit", &json!({"path": "a", "old_str": "x", "new_str": "y"}), 2);
+        let grep = call_at("grep", &json!({"pattern": "x"}), 1);
+        let fresh = Session::default();
+        assert_eq!(decide(EXCLUSIVE, Class::Codeact, fresh, &view).0, Decision::Allow);
+        assert_eq!(decide(EXCLUSIVE, Class::Skill, fresh, &view).0, Decision::Allow);
+        let (first, after) = decide(EXCLUSIVE, Class::ReadOnly, fresh, &view);
+        assert_eq!(first, Decision::Allow);
+        let (second, _) = decide(EXCLUSIVE, Class::Other, after, &edit);
+        let Decision::Deny { reason } = second else { panic!("a second direct call was allowed") };
+        assert!(reason.contains("print(edit(path=\"a\", old_str=\"x\", new_str=\"y\"))"), "{reason}");
+        let (_, reset) = decide(EXCLUSIVE, Class::Codeact, after, &view);
+        assert_eq!(decide(EXCLUSIVE, Class::Other, reset, &edit).0, Decision::Allow);
+        assert!(denied(&decide(EXCLUSIVE, Class::ReadOnly, fresh, &grep).0));
+        let shell = call("bash", &json!({"command": "npm test"}));
+        assert!(denied(&decide(EXCLUSIVE, Class::Other, fresh, &shell).0));
     }
 
     #[test]
     fn off_allows_everything() {
         let view = call("view", &json!({"path": "a"}));
-        assert_eq!(decide(Mode::Off, Class::ReadOnly, 9, 3, &view, "c"), (Decision::Allow, 0));
+        let session = Session { rounds: 9, ..Session::default() };
+        let rules = Rules { mode: Mode::Off, ..NUDGE };
+        assert_eq!(decide(rules, Class::ReadOnly, session, &view), (Decision::Allow, session));
+        assert_eq!(advise(rules, Class::ReadOnly, session).0, None);
     }
 
     #[test]
@@ -215,10 +325,9 @@ mod tests {
         assert_eq!(
             decide_unreadable(Mode::Exclusive, Unreadable::TooLarge, "codeact run"),
             Decision::Deny {
-                reason: format!(
-                    "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; call the tools \
-                     from one codeact program instead:\n\ncodeact run <<'PY'\n{GENERIC}\nPY"
-                )
+                reason: "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; run what it \
+                         does as one codeact program with `codeact run <<'PY'`"
+                    .into()
             }
         );
     }

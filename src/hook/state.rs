@@ -1,11 +1,13 @@
-//! Per-session hook state: one small file per session holding a count of consecutive read-only
-//! calls. The directory is private (0700, owned by the user), file names are hashes of the
-//! session id (a session id can never name a path), contents are parsed strictly as a number,
-//! and updates are atomic (temp file + rename). Nothing lives in world-writable `/tmp`.
+//! Per-session hook state: one small file per session holding a [`Session`]: how many rounds of
+//! direct calls in a row, the batch the last one belonged to, and what the session has done.
+//! The directory is private (0700, owned by the user), file names are hashes of the session id
+//! (a session id can never name a path), contents are parsed strictly as three numbers, and
+//! updates are atomic (temp file + rename). Nothing lives in world-writable `/tmp`.
 //!
-//! Reads never block and never grow: a FIFO, device, socket or symlink in place of a count
+//! Reads never block and never grow: a FIFO, device, socket or symlink in place of a state
 //! file is opened without waiting (`O_NONBLOCK`), not followed (`O_NOFOLLOW`), checked with
-//! `fstat` and read as 0; a regular file is read only as far as a count can reach.
+//! `fstat` and read as a fresh session; a regular file is read only as far as a record can
+//! reach.
 
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{self, Read};
@@ -17,6 +19,59 @@ use crate::{atomic, bounded, digest, dirs};
 
 /// Files older than this are removed at session start.
 const STALE_AFTER: Duration = Duration::from_hours(7 * 24);
+
+/// What the hook remembers of one session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Session {
+    /// Rounds of read-only calls in a row (nudge), or direct calls since the last codeact run
+    /// (exclusive).
+    pub(crate) rounds: u32,
+    /// The payload timestamp of the last round counted: every call of one parallel batch
+    /// carries the same one.
+    pub(crate) batch: u64,
+    /// The model has run codeact in this session.
+    pub(crate) used_codeact: bool,
+    /// This streak's advice was given (nudge's gentle first step).
+    pub(crate) advised: bool,
+    /// The round of `batch` is being denied, every call of it.
+    pub(crate) denying: bool,
+}
+
+impl Session {
+    fn flags(self) -> u8 {
+        u8::from(self.used_codeact) | u8::from(self.advised) << 1 | u8::from(self.denying) << 2
+    }
+
+    /// `rounds batch flags`.
+    fn encode(self) -> String {
+        format!("{} {} {}\n", self.rounds, self.batch, self.flags())
+    }
+
+    /// The strict inverse of [`Self::encode`]: 1–6 digits, 1–20 digits, one digit 0–7, single
+    /// spaces, an optional final newline; nothing else.
+    fn parse(text: &str) -> Option<Self> {
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        let mut fields = text.split(' ');
+        let (rounds, batch, flags) = (fields.next()?, fields.next()?, fields.next()?);
+        let digits = |field: &str, max: usize| {
+            !field.is_empty() && field.len() <= max && field.bytes().all(|b| b.is_ascii_digit())
+        };
+        if fields.next().is_some() || !digits(rounds, 6) || !digits(batch, 20) || !digits(flags, 1) {
+            return None;
+        }
+        let flags: u8 = flags.parse().ok()?;
+        if flags > 7 {
+            return None;
+        }
+        Some(Self {
+            rounds: rounds.parse().ok()?,
+            batch: batch.parse().ok()?,
+            used_codeact: flags & 1 != 0,
+            advised: flags & 2 != 0,
+            denying: flags & 4 != 0,
+        })
+    }
+}
 
 /// The private directory holding session files.
 #[derive(Debug)]
@@ -49,29 +104,29 @@ impl StateDir {
 
     fn file(&self, session: &str) -> PathBuf {
         let name = digest::hex(&digest::sha256(session.as_bytes())[..16]);
-        self.path.join(format!("{name}.count"))
+        self.path.join(format!("{name}.session"))
     }
 
-    /// The stored count; 0 when there is none, it is not a regular file, or it is not a plain
-    /// number.
+    /// The stored session; a fresh one when there is none, it is not a regular file, or it is
+    /// not exactly a record.
     #[must_use]
-    pub(crate) fn read(&self, session: &str) -> u32 {
+    pub(crate) fn read(&self, session: &str) -> Session {
         let Ok(file) = OpenOptions::new().read(true).custom_flags(open_flags()).open(self.file(session)) else {
-            return 0;
+            return Session::default();
         };
         if !file.metadata().is_ok_and(|meta| meta.file_type().is_file()) {
-            return 0;
+            return Session::default();
         }
         let mut text = String::new();
-        if file.take(MAX_COUNT_FILE).read_to_string(&mut text).is_err() {
-            return 0;
+        if file.take(MAX_RECORD).read_to_string(&mut text).is_err() {
+            return Session::default();
         }
-        parse_count(&text).unwrap_or(0)
+        Session::parse(&text).unwrap_or_default()
     }
 
-    /// Stores `count` atomically.
-    pub(crate) fn write(&self, session: &str, count: u32) -> io::Result<()> {
-        atomic::write(&self.file(session), count.to_string().as_bytes(), atomic::Access::Scratch)
+    /// Stores `state` atomically.
+    pub(crate) fn write(&self, session: &str, state: Session) -> io::Result<()> {
+        atomic::write(&self.file(session), state.encode().as_bytes(), atomic::Access::Scratch)
     }
 
     /// Removes session files not touched for a week.
@@ -90,19 +145,10 @@ impl StateDir {
     }
 }
 
-/// A count is 1 to 6 ASCII digits, optionally followed by a newline; nothing else is accepted.
-fn parse_count(text: &str) -> Option<u32> {
-    let digits = text.strip_suffix('\n').unwrap_or(text);
-    if digits.is_empty() || digits.len() > 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
+/// The most of a state file ever read: more than the longest record [`Session::parse`] accepts.
+const MAX_RECORD: u64 = 40;
 
-/// The most of a count file ever read: more than the longest count [`parse_count`] accepts.
-const MAX_COUNT_FILE: u64 = 16;
-
-/// Flags for opening a count file: not through a symlink, and without waiting for a FIFO's
+/// Flags for opening a state file: not through a symlink, and without waiting for a FIFO's
 /// writer or a device; never as a controlling terminal.
 fn open_flags() -> i32 {
     bounded::nonblocking() | rustix::fs::OFlags::NOFOLLOW.bits().cast_signed()
@@ -113,28 +159,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_round_trip_per_session() {
+    fn sessions_round_trip_each_in_its_own_file() {
         let temp = tempfile::tempdir().unwrap();
         let dir = StateDir::open(&temp.path().join("state")).unwrap();
-        assert_eq!(dir.read("a"), 0);
-        dir.write("a", 2).unwrap();
-        assert_eq!(dir.read("a"), 2);
-        assert_eq!(dir.read("b"), 0);
+        assert_eq!(dir.read("a"), Session::default());
+        let state = Session { rounds: 2, batch: 1_795_981_537_987, used_codeact: true, advised: false, denying: true };
+        dir.write("a", state).unwrap();
+        assert_eq!(dir.read("a"), state);
+        assert_eq!(dir.read("b"), Session::default());
         let mode = fs::metadata(temp.path().join("state")).map_or(0, |m| m.mode() & 0o777);
         assert_eq!(mode, 0o700);
     }
 
     #[test]
-    fn anything_but_a_plain_number_reads_as_zero() {
-        assert_eq!(parse_count("3"), Some(3));
-        assert_eq!(parse_count("3\n"), Some(3));
-        for bad in ["", "-1", "3 ", "1e3", "9999999", "{\"deny\": 1}", "3\n4"] {
-            assert_eq!(parse_count(bad), None, "{bad}");
+    fn anything_but_an_exact_record_reads_as_a_fresh_session() {
+        assert_eq!(Session::parse("3 17 1"), Some(Session { rounds: 3, batch: 17, used_codeact: true, ..Session::default() }));
+        assert_eq!(Session::parse("3 17 6\n").map(|s| (s.advised, s.denying)), Some((true, true)));
+        for bad in [
+            "", "3", "-1 0 0", "3  17 1", "3 17 1 ", "1e3 0 0", "9999999 0 0", "3 17 8", "3 17 10",
+            "3 123456789012345678901 0", "{\"deny\": 1}", "3 17 1\n4", " 3 17 1",
+        ] {
+            assert_eq!(Session::parse(bad), None, "{bad}");
         }
     }
 
     #[test]
-    fn a_fifo_or_a_symlink_in_place_of_a_count_reads_as_zero_without_blocking() {
+    fn a_fifo_or_a_symlink_in_place_of_a_record_reads_as_a_fresh_session_without_blocking() {
         let temp = tempfile::tempdir().unwrap();
         let dir = StateDir::open(&temp.path().join("state")).unwrap();
         let fifo = dir.file("fifo");
@@ -146,14 +196,14 @@ mod tests {
             0,
         )
         .unwrap();
-        assert_eq!(dir.read("fifo"), 0);
+        assert_eq!(dir.read("fifo"), Session::default());
         let target = temp.path().join("target");
-        fs::write(&target, "2").unwrap();
+        fs::write(&target, "2 0 0").unwrap();
         std::os::unix::fs::symlink(&target, dir.file("link")).unwrap();
-        assert_eq!(dir.read("link"), 0);
+        assert_eq!(dir.read("link"), Session::default());
         std::os::unix::fs::symlink("/dev/zero", dir.file("zero")).unwrap();
-        assert_eq!(dir.read("zero"), 0);
+        assert_eq!(dir.read("zero"), Session::default());
         fs::write(dir.file("long"), "1".repeat(1 << 20)).unwrap();
-        assert_eq!(dir.read("long"), 0);
+        assert_eq!(dir.read("long"), Session::default());
     }
 }

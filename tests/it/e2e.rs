@@ -11,13 +11,13 @@ use std::sync::Mutex;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::model::{ModelServer, Step};
+use crate::model::{ModelServer, Step, request_text, text_of};
 use crate::support::{BIN, SKILLS, TestEnv, npm_bin};
 
 /// One CLI at a time: each run starts a Node.js process that wants both cores.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const REFERENCE_TITLE: &str = "# codeact: one Python program instead of many tool calls";
+const REFERENCE_TITLE: &str = "# codeact: your tools as Python functions";
 
 fn copilot_bin() -> PathBuf {
     npm_bin("copilot")
@@ -78,8 +78,12 @@ impl<'a> Copilot<'a> {
         stdout
     }
 
+    /// Installs the plugin the way the README says: this repository as a marketplace, then
+    /// `codeact@codeact` from it (a direct install of a local path is deprecated).
     fn install_plugin(&self) {
-        let out = self.ok(&["plugin", "install", plugin_dir().to_str().unwrap()]);
+        let out = self.ok(&["plugin", "marketplace", "add", env!("CARGO_MANIFEST_DIR")]);
+        assert!(out.contains("added successfully"), "{out}");
+        let out = self.ok(&["plugin", "install", "codeact@codeact"]);
         assert!(out.contains("installed successfully"), "{out}");
     }
 
@@ -116,26 +120,10 @@ fn tool_results(server: &ModelServer) -> Vec<String> {
     }
 }
 
-/// A message content as text, whether a string or a list of parts.
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
-        _ => String::new(),
-    }
-}
-
 /// All the text of the first model request.
 fn first_request_text(server: &ModelServer) -> String {
     let turns = server.turns();
-    let first = turns.first().expect("the model was never asked");
-    let items = first["messages"].as_array().or_else(|| first["input"].as_array()).cloned().unwrap_or_default();
-    let mut text = first["instructions"].as_str().unwrap_or_default().to_owned();
-    for item in items {
-        text.push_str(&text_of(&item["content"]));
-        text.push('\n');
-    }
-    text
+    request_text(turns.first().expect("the model was never asked"))
 }
 
 fn bin() -> String {
@@ -238,52 +226,103 @@ fn the_responses_wire_api_gets_the_same_program_output() {
     assert!(results[0].starts_with("3 TODOs in 2 files\n"), "{:?}", results[0]);
 }
 
+/// The plugin's launcher, as the plugin's hooks name it in their suggestions.
+fn launcher() -> String {
+    plugin_dir().join("bin/codeact").canonicalize().unwrap().display().to_string()
+}
+
+/// What a postToolUse hook's advice adds to a tool result.
+const ADVICE: &str = "Additional guidance from postToolUse hooks:\ncodeact: 3 rounds of read-only calls in a row.";
+
 #[test]
 #[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
-fn nudge_mode_denies_the_third_read_only_call_with_the_codeact_command() {
+fn nudge_advises_after_three_rounds_then_denies_with_a_program_that_keeps_every_argument() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let env = TestEnv::with_fixture_workspace();
-    let copilot = Copilot::new(&env);
-    let copilot = copilot.var("CODEACT_MODE", "nudge");
+    let copilot = Copilot::new(&env).var("CODEACT_MODE", "nudge");
     copilot.install_plugin();
     let view = |path: &str| Step::Tool("view", json!({"path": env.workspace().join(path)}));
-    let server =
-        ModelServer::start(vec![view("README.md"), view("src/app.py"), view("src/util.py"), Step::Say("done")]);
+    let grep = json!({"pattern": "TODO", "paths": "src", "glob": "*.py", "output_mode": "content", "-n": true});
+    let server = ModelServer::start(vec![
+        view("README.md"),
+        view("src"),
+        view("src/app.py"),
+        Step::Tool("grep", grep),
+        Step::Follow,
+        Step::Say("done"),
+    ]);
     copilot.prompt(&server, &[]);
     let results = tool_results(&server);
-    assert_eq!(results.len(), 3, "{results:?}");
-    assert!(!results[0].starts_with("Denied") && !results[1].starts_with("Denied"), "{results:?}");
-    let path = env.workspace().join("src/util.py");
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert!(!results[..2].iter().any(|r| r.contains("postToolUse") || r.starts_with("Denied")), "{results:?}");
+    // The gentle step: the third round runs, with the advice after its result.
+    assert!(results[2].contains(ADVICE), "{:?}", results[2]);
+    // The model goes on reading: denied, with the program that does exactly what it asked.
+    let program = "for m in grep(pattern=\"TODO\", paths=\"src\", glob=\"*.py\"):\n    \
+                   print(f\"{m['path']}:{m['line']}:{m['text']}\")";
     assert_eq!(
-        results[2],
+        results[3],
         format!(
-            "Denied by preToolUse hook: codeact: 3 read-only calls in a row. Do the rest of this exploration in one \
-             program (tools are Python functions; print only what you need):\n\n{} run --backend monty <<'PY'\n\
-             print(view(path={}))\nPY",
-            bin(),
-            serde_json::to_string(&path).unwrap()
+            "Denied by preToolUse hook: codeact: 4 rounds of read-only calls in a row. Do this and the rest of the \
+             exploration in one program (tools are Python functions; print only what you need):\n\n\
+             sh {} run --backend monty <<'PY'\n{program}\nPY",
+            launcher()
         )
     );
+    // Followed to the letter, it gives the real answer: the fixture's TODOs in src/*.py only.
+    let expected = env.stdout_of(program);
+    assert_eq!(expected.lines().count(), 3, "{expected}");
+    assert!(results[4].starts_with(&expected), "{:?}", results[4]);
 }
 
 #[test]
 #[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
-fn exclusive_mode_denies_view_and_lets_codeact_run() {
+fn nudge_counts_a_parallel_batch_once_and_never_splits_it() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let env = TestEnv::with_fixture_workspace();
-    let copilot = Copilot::new(&env);
-    let copilot = copilot.var("CODEACT_MODE", "exclusive");
+    let copilot = Copilot::new(&env).var("CODEACT_MODE", "nudge");
     copilot.install_plugin();
-    let view = Step::Tool("view", json!({"path": env.workspace().join("README.md")}));
-    let server = ModelServer::start(vec![view, codeact_call(TODO_PROGRAM), Step::Say("done")]);
+    let view = |path: &str| ("view", json!({"path": env.workspace().join(path)}));
+    let server = ModelServer::start(vec![
+        Step::Tool("glob", json!({"pattern": "**/*"})),
+        Step::Tool(view("README.md").0, view("README.md").1),
+        Step::Batch(vec![view("src/app.py"), view("src/util.py"), view("README.md")]),
+        Step::Say("done"),
+    ]);
     copilot.prompt(&server, &[]);
     let results = tool_results(&server);
-    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert!(!results.iter().any(|r| r.starts_with("Denied")), "a batch in flight was split: {results:?}");
+    assert_eq!(results.iter().filter(|r| r.contains(ADVICE)).count(), 1, "{results:?}");
+}
+
+#[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
+fn exclusive_mode_allows_a_single_read_and_its_suggestion_followed_literally_answers() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let env = TestEnv::with_fixture_workspace();
+    let copilot = Copilot::new(&env).var("CODEACT_MODE", "exclusive");
+    copilot.install_plugin();
+    let view = |path: &str, range: Value| Step::Tool("view", json!({"path": env.workspace().join(path), "view_range": range}));
+    let server = ModelServer::start(vec![
+        view("README.md", json!([1, -1])),
+        view("src/app.py", json!([1, 2])),
+        Step::Follow,
+        Step::Say("done"),
+    ]);
+    copilot.prompt(&server, &[]);
+    let results = tool_results(&server);
+    assert_eq!(results.len(), 3, "{results:?}");
+    // The instructions say a single read is a direct call, and exclusive mode agrees.
+    assert!(!results[0].starts_with("Denied"), "{results:?}");
     assert!(
-        results[0].starts_with("Denied by preToolUse hook: codeact exclusive mode: `view` is not available"),
+        results[1].starts_with("Denied by preToolUse hook: codeact exclusive mode: a second direct call in a row"),
         "{results:?}"
     );
-    assert!(results[1].starts_with("3 TODOs in 2 files\n"), "{results:?}");
+    let path = serde_json::to_string(&env.workspace().join("src/app.py")).unwrap();
+    let expected = env.stdout_of(&format!("print(view(path={path}, view_range=[1, 2]))"));
+    // The CLI drops the trailing blank lines of a command's output.
+    assert!(results[2].starts_with(expected.trim_end()), "{:?} is not {expected:?}", results[2]);
 }
 
 #[test]
@@ -304,7 +343,7 @@ fn session_start_brings_the_instructions_once() {
 
 #[test]
 #[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
-fn the_codeact_agent_gets_only_bash_and_its_own_text() {
+fn the_codeact_agent_gets_only_bash_and_its_own_text_and_no_second_reference() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let env = TestEnv::new();
     let copilot = Copilot::new(&env);
@@ -316,5 +355,26 @@ fn the_codeact_agent_gets_only_bash_and_its_own_text() {
         turns[0]["tools"].as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
     // No file tools: the CLI adds only its helpers for bash sessions, skills and its own session database.
     assert_eq!(tools, ["bash", "read_bash", "stop_bash", "list_bash", "skill", "sql"]);
-    assert!(first_request_text(&server).contains("You work through codeact. Your only tool is bash"));
+    let sent = first_request_text(&server);
+    assert!(sent.contains("Your only tool is bash."), "{sent}");
+    assert_eq!(sent.matches(REFERENCE_TITLE).count(), 1, "{sent}");
+}
+
+#[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
+fn the_plugin_agent_runs_codeact_with_the_binary_reachable_only_through_codeact_bin() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let env = TestEnv::with_fixture_workspace();
+    let copilot = Copilot::new(&env);
+    copilot.install_plugin();
+    assert!(env.path().split(':').all(|dir| !Path::new(dir).join("codeact").exists()), "codeact is on PATH");
+    let server = ModelServer::start(vec![Step::Codeact(TODO_PROGRAM), Step::Say("done")]);
+    copilot.prompt(&server, &["--agent", "codeact:codeact"]);
+    let results = tool_results(&server);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].starts_with("3 TODOs in 2 files\n"), "{:?}", results[0]);
+    let turns = server.turns();
+    let call = &turns[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"][0];
+    let command: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert!(command["command"].as_str().unwrap().starts_with(&format!("sh {} run --backend monty <<'PY'", launcher())));
 }

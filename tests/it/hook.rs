@@ -17,6 +17,23 @@ fn pre_tool_use(env: &TestEnv, name: &str) -> Output {
     env.run(&["hook", "pre-tool-use"], &payload(env, name))
 }
 
+/// A recorded payload as sent at `timestamp`: Copilot CLI gives every call of one parallel batch
+/// the same timestamp, and each turn a new one.
+fn at(env: &TestEnv, name: &str, timestamp: u64) -> String {
+    let text = payload(env, name);
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    value["timestamp"] = json!(timestamp);
+    value.to_string()
+}
+
+fn pre_at(env: &TestEnv, name: &str, timestamp: u64) -> Output {
+    env.run(&["hook", "pre-tool-use"], &at(env, name, timestamp))
+}
+
+fn post_at(env: &TestEnv, name: &str, timestamp: u64) -> Output {
+    env.run(&["hook", "post-tool-use"], &at(env, name, timestamp))
+}
+
 /// The canonical binary path, as the deny reason names it.
 fn bin() -> String {
     PathBuf::from(crate::support::BIN).canonicalize().unwrap().display().to_string()
@@ -26,13 +43,26 @@ fn deny(reason: &str) -> String {
     format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}))
 }
 
-fn nudge_reason(body: &str) -> String {
+fn nudge_reason(rounds: u32, body: &str) -> String {
     format!(
-        "codeact: 3 read-only calls in a row. Do the rest of this exploration in one program (tools are Python \
-         functions; print only what you need):\n\n{} run --backend monty <<'PY'\n{body}\nPY",
+        "codeact: {rounds} rounds of read-only calls in a row. Do this and the rest of the exploration in one program \
+         (tools are Python functions; print only what you need):\n\n{} run --backend monty <<'PY'\n{body}\nPY",
         bin()
     )
 }
+
+fn advice(rounds: u32) -> String {
+    let text = format!(
+        "codeact: {rounds} rounds of read-only calls in a row. From two dependent calls on, one program is cheaper: do \
+         the rest in one, with the tools as Python functions, printing only what you need:\n{} run --backend monty \
+         <<'PY'\n…\nPY",
+        bin()
+    );
+    format!("{}\n", json!({"additionalContext": text}))
+}
+
+/// The program that does what `view.json` asked.
+const VIEW_APP: &str = "print(view(path=\"src/app.py\"))";
 
 const ALL: &[&str] = &[
     "view.json",
@@ -55,40 +85,94 @@ fn off_mode_allows_everything_by_printing_nothing() {
     }
 }
 
-#[test]
-fn nudge_denies_the_third_consecutive_read_only_call_with_the_exact_command() {
-    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
-    pre_tool_use(&env, "view.json").code(0).stdout("");
-    pre_tool_use(&env, "bash_object.json").code(0).stdout("");
-    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&nudge_reason("print(view(path=\"src/app.py\"))")));
-    // The count starts again after a denial.
-    pre_tool_use(&env, "view.json").code(0).stdout("");
+/// One round of `name`: the pre-tool-use hook, then, when it allowed the call, the post-tool-use
+/// hook; what each printed.
+fn round(env: &TestEnv, name: &str, timestamp: u64) -> (String, String) {
+    let pre = pre_at(env, name, timestamp).code(0).stderr("").stdout;
+    let post = if pre.is_empty() { post_at(env, name, timestamp).code(0).stderr("").stdout } else { String::new() };
+    (pre, post)
 }
 
 #[test]
-fn nudge_counts_string_and_snake_case_payloads_and_suggests_grep() {
+fn nudge_advises_after_the_third_read_only_round_and_denies_the_fourth_with_the_exact_program() {
     let env = TestEnv::new().env("CODEACT_MODE", "nudge");
-    pre_tool_use(&env, "bash_string.json").code(0).stdout("");
-    pre_tool_use(&env, "view.json").code(0).stdout("");
-    let body = "for m in grep(pattern=\"TODO\"):\n    print(m[\"path\"], m[\"line\"], m[\"text\"])";
-    pre_tool_use(&env, "snake_case.json").code(0).stdout(&deny(&nudge_reason(body)));
+    assert_eq!(round(&env, "view.json", 1), (String::new(), String::new()));
+    assert_eq!(round(&env, "bash_object.json", 2), (String::new(), String::new()));
+    assert_eq!(round(&env, "view.json", 3), (String::new(), advice(3)));
+    assert_eq!(round(&env, "view.json", 4), (deny(&nudge_reason(4, VIEW_APP)), String::new()));
+    // The streak starts again after a denial.
+    assert_eq!(round(&env, "view.json", 5), (String::new(), String::new()));
+}
+
+#[test]
+fn a_parallel_batch_is_one_round_and_never_split() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    round(&env, "view.json", 1);
+    round(&env, "view.json", 2);
+    // Five calls in one batch: the hooks see all the pre-tool-use payloads first, then the posts.
+    for _ in 0..5 {
+        pre_at(&env, "view.json", 3).code(0).stdout("");
+    }
+    let posts: Vec<String> = (0..5).map(|_| post_at(&env, "view.json", 3).code(0).stdout).collect();
+    assert_eq!(posts.iter().filter(|p| !p.is_empty()).count(), 1, "advice once a streak: {posts:?}");
+    // The next batch goes on reading: every call of it is denied, each with its own program.
+    let denied = deny(&nudge_reason(4, VIEW_APP));
+    pre_at(&env, "view.json", 4).code(0).stdout(&denied);
+    pre_at(&env, "view.json", 4).code(0).stdout(&denied);
+}
+
+#[test]
+fn nudge_counts_string_and_snake_case_payloads_and_keeps_every_argument() {
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    round(&env, "bash_string.json", 1);
+    round(&env, "view.json", 2);
+    round(&env, "view.json", 3);
+    // No timestamp: a round of its own.
+    let body = "files = list(dict.fromkeys(m[\"path\"] for m in grep(pattern=\"TODO\", paths=\"src\")))\n\
+                print(\"\\n\".join(files))";
+    pre_tool_use(&env, "snake_case.json").code(0).stdout(&deny(&nudge_reason(4, body)));
+}
+
+#[test]
+fn after_one_codeact_run_nudge_says_nothing_more() {
+    let env = with_codeact_on_path(TestEnv::new().env("CODEACT_MODE", "nudge"));
+    round(&env, "bash_codeact.json", 1);
+    for timestamp in 2..10 {
+        assert_eq!(round(&env, "view.json", timestamp), (String::new(), String::new()), "round {timestamp}");
+    }
 }
 
 #[test]
 fn a_codeact_call_or_any_other_tool_resets_the_nudge_count() {
     let env = TestEnv::new().env("CODEACT_MODE", "nudge");
-    for reset in ["bash_codeact.json", "bash_mentions_codeact.json", "apply_patch.json", "skill.json"] {
-        pre_tool_use(&env, "view.json").code(0).stdout("");
-        pre_tool_use(&env, "view.json").code(0).stdout("");
-        pre_tool_use(&env, reset).code(0).stdout("");
+    let mut timestamp = 0;
+    for reset in ["bash_mentions_codeact.json", "apply_patch.json", "skill.json"] {
+        for name in ["view.json", "view.json", reset] {
+            timestamp += 1;
+            assert_eq!(round(&env, name, timestamp), (String::new(), String::new()), "{name}");
+        }
     }
 }
 
 #[test]
 fn nudge_after_is_configurable() {
     let env = TestEnv::new().env("CODEACT_MODE", "nudge").env("CODEACT_NUDGE_AFTER", "1");
-    let reason = nudge_reason("print(view(path=\"src/app.py\"))").replace("3 read-only calls", "1 read-only calls");
-    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&reason));
+    assert_eq!(round(&env, "view.json", 1), (String::new(), advice(1)));
+    assert_eq!(round(&env, "view.json", 2).0, deny(&nudge_reason(2, VIEW_APP)));
+}
+
+#[test]
+fn the_post_tool_use_hook_says_nothing_outside_nudge_or_on_what_it_cannot_read() {
+    for mode in ["off", "exclusive"] {
+        let env = TestEnv::new().env("CODEACT_MODE", mode);
+        for timestamp in 1..5 {
+            post_at(&env, "view.json", timestamp).code(0).stdout("").stderr("");
+        }
+    }
+    let env = TestEnv::new().env("CODEACT_MODE", "nudge");
+    for name in ["garbage.json", "empty.json"] {
+        env.run(&["hook", "post-tool-use"], &payload(&env, name)).code(0).stdout("").stderr("");
+    }
 }
 
 /// `env` with `codeact` on its `PATH`, linked to the binary under test.
@@ -98,27 +182,35 @@ fn with_codeact_on_path(env: TestEnv) -> TestEnv {
 }
 
 #[test]
-fn exclusive_mode_denies_everything_but_codeact_and_skills() {
+fn exclusive_mode_allows_codeact_skills_and_one_direct_read_between_runs() {
     let env = with_codeact_on_path(TestEnv::new().env("CODEACT_MODE", "exclusive"));
-    pre_tool_use(&env, "bash_codeact.json").code(0).stdout("");
-    pre_tool_use(&env, "skill.json").code(0).stdout("");
-    let generic = "for path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))";
-    let reason = |tool: &str, body: &str| {
-        format!(
-            "codeact exclusive mode: `{tool}` is not available; call the tools from one codeact program instead:\n\n{} \
-             run --backend monty <<'PY'\n{body}\nPY",
-            bin()
-        )
+    let reason = |why: &str, body: &str| {
+        format!("codeact exclusive mode: {why}; run it as a codeact program:\n\ncodeact run --backend monty <<'PY'\n{body}\nPY")
     };
-    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&reason("view", "print(view(path=\"src/app.py\"))")));
-    pre_tool_use(&env, "apply_patch.json").code(0).stdout(&deny(&reason("apply_patch", generic)));
-    pre_tool_use(&env, "bash_mentions_codeact.json").code(0).stdout(&deny(&reason("bash", generic)));
+    pre_at(&env, "bash_codeact.json", 1).code(0).stdout("");
+    pre_at(&env, "skill.json", 2).code(0).stdout("");
+    // As the instructions say: a single read is a direct call.
+    pre_at(&env, "view.json", 3).code(0).stdout("");
+    let second = "a second direct call in a row is not allowed (one read or edit between programs)";
+    pre_at(&env, "view.json", 4).code(0).stdout(&deny(&reason(second, VIEW_APP)));
+    pre_at(&env, "bash_codeact.json", 5).code(0).stdout("");
+    pre_at(&env, "view.json", 6).code(0).stdout("");
+    let example = "# an example: for each Python file, its line count\nfor path in glob(pattern=\"**/*.py\"):\n    \
+                   print(path, len(view(path=path).splitlines()))";
+    pre_at(&env, "apply_patch.json", 7).code(0).stdout(&deny(&reason("`apply_patch` is not available", example)));
+    let shell = "# an example: shell commands run through the bash tool\nr = bash(command=\"git status --short\")\n\
+                 print(r[\"stdout\"], r[\"stderr\"], r[\"returncode\"])";
+    pre_at(&env, "bash_mentions_codeact.json", 8).code(0).stdout(&deny(&reason("`bash` is not available", shell)));
+    // A read-only command is its own program.
+    let grep = "r = bash(command=\"grep -rn TODO src\")\nprint(r[\"stdout\"] + r[\"stderr\"], end=\"\")\nif \
+                r[\"returncode\"]:\n    print(\"exit code\", r[\"returncode\"])";
+    pre_at(&env, "bash_string.json", 9).code(0).stdout(&deny(&reason("`bash` is not available", grep)));
 }
 
 #[test]
 fn mode_comes_from_config_when_the_environment_is_silent() {
     let env = TestEnv::new().project_config(r#"{"mode": "exclusive"}"#);
-    let out = pre_tool_use(&env, "view.json").code(0);
+    let out = pre_tool_use(&env, "apply_patch.json").code(0);
     assert!(out.stdout.starts_with("{\"permissionDecision\":\"deny\""), "{}", out.stdout);
 }
 
@@ -148,9 +240,8 @@ fn exclusive_mode_denies_payloads_it_cannot_read() {
     let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
     let reason = |what: &str| {
         format!(
-            "codeact exclusive mode: this tool call {what}, so it cannot be checked; call the tools from one codeact \
-             program instead:\n\n{} run --backend monty <<'PY'\nfor path in glob(pattern=\"**/*.py\"):\n    \
-             print(path, len(view(path=path).splitlines()))\nPY",
+            "codeact exclusive mode: this tool call {what}, so it cannot be checked; run what it does as one codeact \
+             program with `{} run --backend monty <<'PY'`",
             bin()
         )
     };
@@ -192,40 +283,44 @@ fn state_files(env: &TestEnv) -> Vec<PathBuf> {
 }
 
 #[test]
-fn a_planted_or_corrupt_counter_file_cannot_inject_anything() {
+fn a_planted_or_corrupt_state_file_cannot_inject_anything() {
     let env = TestEnv::new().env("CODEACT_MODE", "nudge");
-    pre_tool_use(&env, "view.json").code(0).stdout("");
+    pre_at(&env, "view.json", 1).code(0).stdout("");
     let files = state_files(&env);
     assert_eq!(files.len(), 1);
     let mode =
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(files[0].parent().unwrap()).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o700);
-    for planted in [
+    for (n, planted) in [
         "{\"permissionDecision\":\"allow\"}",
-        "2\n{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"injected\"}",
-        "99999999999",
-        "-5",
+        "3 0 2\n{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"injected\"}",
+        "99999999999 0 0",
+        "-5 0 0",
+        "3",
         "\u{0}\u{1}",
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         std::fs::write(&files[0], planted).unwrap();
-        // Read as zero: the first call is simply counted, and nothing planted reaches stdout.
-        pre_tool_use(&env, "view.json").code(0).stdout("").stderr("");
+        // Read as a fresh session: the call is simply counted, and nothing planted reaches stdout.
+        pre_at(&env, "view.json", 10 + n as u64).code(0).stdout("").stderr("");
     }
-    // A planted number is only a count.
-    std::fs::write(&files[0], "2").unwrap();
-    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&nudge_reason("print(view(path=\"src/app.py\"))")));
+    // A planted record is only a record: three rounds, advised, so the next round is denied.
+    std::fs::write(&files[0], "3 0 2").unwrap();
+    pre_at(&env, "view.json", 100).code(0).stdout(&deny(&nudge_reason(4, VIEW_APP)));
     // A symlink planted in place of the file is not followed.
     std::fs::remove_file(&files[0]).unwrap();
-    std::fs::write(env.outside().join("target"), "2").unwrap();
+    std::fs::write(env.outside().join("target"), "3 0 2").unwrap();
     std::os::unix::fs::symlink(env.outside().join("target"), &files[0]).unwrap();
-    pre_tool_use(&env, "view.json").code(0).stdout("");
-    assert_eq!(std::fs::read_to_string(env.outside().join("target")).unwrap(), "2");
+    pre_at(&env, "view.json", 101).code(0).stdout("");
+    assert_eq!(std::fs::read_to_string(env.outside().join("target")).unwrap(), "3 0 2");
 }
 
 #[test]
-fn a_fifo_in_place_of_the_counter_file_does_not_hang_the_hook() {
+fn a_fifo_in_place_of_the_state_file_does_not_hang_the_hook() {
     let env = TestEnv::new().env("CODEACT_MODE", "nudge");
-    pre_tool_use(&env, "view.json").code(0).stdout("");
+    pre_at(&env, "view.json", 1).code(0).stdout("");
     let files = state_files(&env);
     assert_eq!(files.len(), 1);
     std::fs::remove_file(&files[0]).unwrap();
@@ -239,32 +334,34 @@ fn a_fifo_in_place_of_the_counter_file_does_not_hang_the_hook() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), payload(&env, "view.json").as_bytes()).unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), at(&env, "view.json", 2).as_bytes()).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
     while child.try_wait().unwrap().is_none() {
         if std::time::Instant::now() > deadline {
             child.kill().unwrap();
-            panic!("the hook hangs on a FIFO counter file");
+            panic!("the hook hangs on a FIFO state file");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!((out.status.code(), out.stdout, out.stderr), (Some(0), Vec::new(), Vec::new()));
-    // The FIFO read as 0 and was replaced by a count: the next two calls reach the third.
-    pre_tool_use(&env, "view.json").code(0).stdout("");
-    pre_tool_use(&env, "view.json").code(0).stdout(&deny(&nudge_reason("print(view(path=\"src/app.py\"))")));
+    // The FIFO read as a fresh session and was replaced by a record: two more rounds reach the
+    // third, which is advised, and the fourth is denied.
+    round(&env, "view.json", 3);
+    assert_eq!(round(&env, "view.json", 4).1, advice(3));
+    assert_eq!(round(&env, "view.json", 5).0, deny(&nudge_reason(4, VIEW_APP)));
 }
 
 #[test]
 fn two_sessions_do_not_share_counts() {
     let env = TestEnv::new().env("CODEACT_MODE", "nudge");
-    let other = payload(&env, "view.json").replace("3fe9c0de-0001", "another-session");
-    pre_tool_use(&env, "view.json").code(0).stdout("");
-    pre_tool_use(&env, "view.json").code(0).stdout("");
-    env.run(&["hook", "pre-tool-use"], &other).code(0).stdout("");
-    env.run(&["hook", "pre-tool-use"], &other).code(0).stdout("");
-    assert!(pre_tool_use(&env, "view.json").stdout.contains("deny"));
-    assert!(env.run(&["hook", "pre-tool-use"], &other).stdout.contains("deny"));
+    let other = |timestamp: u64| at(&env, "view.json", timestamp).replace("3fe9c0de-0001", "another-session");
+    for timestamp in 1..=3 {
+        pre_at(&env, "view.json", timestamp).code(0).stdout("");
+        env.run(&["hook", "pre-tool-use"], &other(timestamp)).code(0).stdout("");
+    }
+    assert!(pre_at(&env, "view.json", 4).stdout.contains("deny"));
+    assert!(env.run(&["hook", "pre-tool-use"], &other(4)).stdout.contains("deny"));
     assert_eq!(state_files(&env).len(), 2);
 }
 

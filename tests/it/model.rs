@@ -14,8 +14,84 @@ use serde_json::{Value, json};
 pub(crate) enum Step {
     /// Call a tool with these arguments.
     Tool(&'static str, Value),
+    /// Call several tools in one turn: a parallel batch.
+    Batch(Vec<(&'static str, Value)>),
+    /// Run this program through `bash` with the codeact command line the instructions in the
+    /// request name (the line of their example that opens a `<<'PY'` here-document).
+    Codeact(&'static str),
+    /// Run, through `bash`, the codeact command a hook's answer to the last call suggested, as
+    /// it stands.
+    Follow,
     /// Answer with text and stop.
     Say(&'static str),
+}
+
+/// What a step asks of the CLI: tool calls (name, arguments), or an answer.
+enum Turn {
+    Calls(Vec<(String, Value)>),
+    Say(String),
+}
+
+/// The turn for `step`, given the request that asks for it.
+fn turn(step: &Step, body: &Value) -> Turn {
+    let bash = |command: String| {
+        Turn::Calls(vec![("bash".to_owned(), json!({"command": command, "description": "run a codeact program"}))])
+    };
+    match step {
+        Step::Tool(name, args) => Turn::Calls(vec![((*name).to_owned(), args.clone())]),
+        Step::Batch(calls) => Turn::Calls(calls.iter().map(|(name, args)| ((*name).to_owned(), args.clone())).collect()),
+        Step::Codeact(program) => match instructed_command(&request_text(body)) {
+            Some(command) => bash(format!("{command} <<'PY'\n{program}\nPY")),
+            None => Turn::Say("no codeact command in the request".to_owned()),
+        },
+        Step::Follow => match last_result(body).as_deref().and_then(suggested_program) {
+            Some(command) => bash(command),
+            None => Turn::Say("no suggestion in the last result".to_owned()),
+        },
+        Step::Say(text) => Turn::Say((*text).to_owned()),
+    }
+}
+
+/// Every text of a request: instructions, message contents, tool results.
+pub(crate) fn request_text(body: &Value) -> String {
+    let mut text = body["instructions"].as_str().unwrap_or_default().to_owned();
+    let items = body["messages"].as_array().or_else(|| body["input"].as_array()).cloned().unwrap_or_default();
+    for item in items {
+        text.push_str(&text_of(&item["content"]));
+        text.push_str(&text_of(&item["output"]));
+        text.push('\n');
+    }
+    text
+}
+
+/// A message content as text, whether a string or a list of parts.
+pub(crate) fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+        _ => String::new(),
+    }
+}
+
+/// The command line before ` <<'PY'` in the first fenced `bash` example of `text`.
+fn instructed_command(text: &str) -> Option<String> {
+    let after = text.split("```bash\n").nth(1)?;
+    let line = after.lines().next()?;
+    line.strip_suffix(" <<'PY'").map(str::to_owned)
+}
+
+/// The last tool result of a request.
+fn last_result(body: &Value) -> Option<String> {
+    let messages = body["messages"].as_array()?;
+    messages.iter().rev().find(|m| m["role"] == "tool").map(|m| text_of(&m["content"]))
+}
+
+/// The whole `… <<'PY'` … `PY` command in a hook's suggestion.
+fn suggested_program(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.ends_with(" <<'PY'"))?;
+    let end = start + lines[start..].iter().position(|l| *l == "PY")?;
+    Some(lines[start..=end].join("\n"))
 }
 
 /// A running server; it stops when the test process ends.
@@ -95,7 +171,7 @@ fn serve(mut stream: TcpStream, script: &[Step], log: &Mutex<Vec<Value>>) {
     let _ = stream.flush();
 }
 
-/// The script step a request asks for: one per tool result already in the conversation.
+/// The script step a request asks for: one per model turn already in the conversation.
 fn step(script: &[Step], done: usize) -> &Step {
     script.get(done).unwrap_or(&Step::Say("done"))
 }
@@ -105,14 +181,20 @@ fn chat(body: &Value, script: &[Step]) -> Vec<String> {
     let chunk = |choices: Value| json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4.1", "choices": choices});
     let mut events = vec![data(chunk(json!([{"index": 0, "delta": {"role": "assistant"}}])))];
     let has_tools = body.get("tools").is_some_and(|t| !t.is_null());
-    let done = body["messages"].as_array().map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
-    let finish = match if has_tools { step(script, done) } else { &Step::Say("codeact test") } {
-        Step::Tool(name, args) => {
-            let call = json!([{"index": 0, "id": format!("call_{done}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}]);
-            events.push(data(chunk(json!([{"index": 0, "delta": {"tool_calls": call}}]))));
+    let done = body["messages"].as_array().map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
+    let finish = match if has_tools { turn(step(script, done), body) } else { Turn::Say("codeact test".to_owned()) } {
+        Turn::Calls(calls) => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({"index": i, "id": format!("call_{done}_{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}})
+                })
+                .collect();
+            events.push(data(chunk(json!([{"index": 0, "delta": {"tool_calls": calls}}]))));
             "tool_calls"
         }
-        Step::Say(text) => {
+        Turn::Say(text) => {
             events.push(data(chunk(json!([{"index": 0, "delta": {"content": text}}]))));
             "stop"
         }
@@ -132,12 +214,14 @@ fn responses(body: &Value, script: &[Step]) -> Vec<String> {
     let done = body["input"]
         .as_array()
         .map_or(0, |items| items.iter().filter(|i| i["type"] == "function_call_output").count());
-    let item = match if has_tools { step(script, done) } else { &Step::Say("codeact test") } {
-        Step::Tool(name, args) => {
+    let item = match if has_tools { turn(step(script, done), body) } else { Turn::Say("codeact test".to_owned()) } {
+        Turn::Calls(calls) => {
+            // One call a turn on this wire format: the tests that use it need no more.
+            let (name, args) = &calls[0];
             json!({"type": "function_call", "id": format!("fc_{done}"), "call_id": format!("call_{done}"),
                                           "name": name, "arguments": args.to_string(), "status": "completed"})
         }
-        Step::Say(text) => {
+        Turn::Say(text) => {
             json!({"type": "message", "id": format!("msg_{done}"), "role": "assistant", "status": "completed",
                                    "content": [{"type": "output_text", "text": text, "annotations": []}]})
         }

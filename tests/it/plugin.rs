@@ -12,42 +12,62 @@ fn plugin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin")
 }
 
-/// How a usage skill tells the model to run codeact: through the plugin's launcher.
-const SKILL_LAUNCHER: &str = "sh \"<skill base directory>/../../bin/codeact\"";
-
-const MONTY_SKILL_HEAD: &str = "---
-name: monty-codeact
-description: Chain many tool calls into one Python program with codeact (Monty backend) — for each file, batch reads, find all matches across files, search then summarise, multi-file edits, MCP chains. Use instead of a run of view, grep and glob calls.
----
-Run codeact through this plugin's launcher; `<skill base directory>` is the directory shown below.
-
-";
-
-/// The plugin files generated from the built-in tools, and what they must contain.
-fn generated() -> Vec<(PathBuf, String)> {
-    let (agent, skill) =
-        codeact::plugin_files("CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin", SKILL_LAUNCHER).unwrap();
-    vec![
-        (plugin_dir().join("agents/codeact.agent.md"), agent),
-        (plugin_dir().join("skills/monty-codeact/SKILL.md"), format!("{MONTY_SKILL_HEAD}{skill}")),
-    ]
+/// Every file below `plugin/skills` and `plugin/agents`, relative to `plugin/`.
+fn shipped_texts() -> Vec<String> {
+    let mut found = Vec::new();
+    for top in ["skills", "agents"] {
+        let mut stack = vec![plugin_dir().join(top)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    found.push(path.strip_prefix(plugin_dir()).unwrap().display().to_string());
+                }
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 #[test]
-fn plugin_files_are_generated_from_the_tool_catalogue() {
+fn every_plugin_text_is_rendered_by_codeact_and_none_is_stale() {
     let update = std::env::var_os("CODEACT_UPDATE_PLUGIN").is_some();
-    for (path, expected) in generated() {
+    let rendered = codeact::plugin_files().unwrap();
+    if update {
+        for dir in ["skills", "agents"] {
+            let _ = std::fs::remove_dir_all(plugin_dir().join(dir));
+        }
+    }
+    for (path, expected) in &rendered {
+        let path = plugin_dir().join(path);
         if update {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &expected).unwrap();
+            std::fs::write(&path, expected).unwrap();
+            if path.extension().is_some_and(|e| e == "sh") {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
         }
         let actual = std::fs::read_to_string(&path).unwrap_or_default();
         assert_eq!(
-            actual,
+            &actual,
             expected,
             "{} is stale: run CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin",
             path.display()
         );
+    }
+    let mut names: Vec<String> = rendered.iter().map(|(path, _)| (*path).to_owned()).collect();
+    names.sort();
+    assert_eq!(shipped_texts(), names, "a file in the plugin folder that codeact does not render is never checked");
+}
+
+#[test]
+fn no_skill_says_a_backend_is_missing_from_this_build() {
+    for (path, text) in codeact::plugin_files().unwrap() {
+        assert!(!text.contains("not part of this build"), "{path}");
     }
 }
 
@@ -69,10 +89,12 @@ fn the_manifest_names_the_plugin_and_its_parts() {
 }
 
 #[test]
-fn hooks_run_the_launcher_for_both_events_in_bash_and_powershell() {
+fn hooks_run_the_launcher_for_every_event_in_bash_and_powershell() {
     let hooks = json_file(&plugin_dir().join("hooks.json"));
     assert_eq!(hooks["version"], json!(1));
-    for (event, argument) in [("preToolUse", "pre-tool-use"), ("sessionStart", "session-start")] {
+    for (event, argument) in
+        [("preToolUse", "pre-tool-use"), ("postToolUse", "post-tool-use"), ("sessionStart", "session-start")]
+    {
         let entries = hooks["hooks"][event].as_array().unwrap();
         assert_eq!(entries.len(), 1, "{event}");
         let entry = &entries[0];
@@ -85,7 +107,7 @@ fn hooks_run_the_launcher_for_both_events_in_bash_and_powershell() {
 }
 
 #[test]
-fn every_skill_has_a_name_and_a_description_and_install_skills_have_run_scripts() {
+fn every_skill_has_a_name_and_a_one_line_description() {
     let expected = SKILLS;
     let mut names: Vec<String> = std::fs::read_dir(plugin_dir().join("skills"))
         .unwrap()
@@ -96,13 +118,9 @@ fn every_skill_has_a_name_and_a_description_and_install_skills_have_run_scripts(
     for name in expected {
         let text = std::fs::read_to_string(plugin_dir().join("skills").join(name).join("SKILL.md")).unwrap();
         assert!(text.starts_with(&format!("---\nname: {name}\ndescription: ")), "{name}");
-        assert!(
-            text.split("---").nth(1).unwrap().lines().any(|l| l.starts_with("description: ") && l.len() > 80),
-            "{name}"
-        );
-        if name.starts_with("codeact-install") {
-            assert!(plugin_dir().join("skills").join(name).join("run.sh").is_file(), "{name}");
-        }
+        let description = text.split("---").nth(1).unwrap().lines().find_map(|l| l.strip_prefix("description: "));
+        // Every skill's description is read on every request of every session: one short line.
+        assert!(description.is_some_and(|d| (20..=100).contains(&d.len())), "{name}: {description:?}");
     }
 }
 

@@ -239,7 +239,7 @@ fn devices_and_loops_in_a_repository_neither_hang_nor_exhaust_codeact() {
         out
     };
     let view = |env: &TestEnv| {
-        json!({"sessionId": "s1", "cwd": env.workspace(), "toolName": "view", "toolArgs": {"path": "a"}}).to_string()
+        json!({"sessionId": "s1", "cwd": env.workspace(), "toolName": "grep", "toolArgs": {"pattern": "a"}}).to_string()
     };
     // The project config is /dev/zero: the hook leaves it out at once, and the user's mode holds;
     // `run` says why it cannot start.

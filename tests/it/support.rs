@@ -305,15 +305,7 @@ pub(crate) fn process_alive(pid: &str) -> bool {
 }
 
 /// The plugin's skills, sorted.
-pub(crate) const SKILLS: &[&str] = &[
-    "codeact-install",
-    "codeact-install-hyperlight",
-    "codeact-install-monty",
-    "codeact-install-wasm",
-    "hyperlight-codeact",
-    "monty-codeact",
-    "wasm-codeact",
-];
+pub(crate) const SKILLS: &[&str] = &["codeact", "codeact-install"];
 
 /// The guest the `wasm` tests share, installed once per test run (and kept in `target/` between
 /// runs) from the wheels in `$CODEACT_TEST_WHEELS` or `target/guest-wheels`, which `.ci/run`

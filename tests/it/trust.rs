@@ -219,7 +219,7 @@ fn a_project_config_may_always_tighten() {
     assert_eq!(out.stderr, "");
     let (_, value) = env.run_json("while True:\n    pass", &[]);
     assert_eq!(value["error"]["type"], "TimeoutError");
-    let denied = pre_tool_use(&env, "view", &json!({"path": "a"}));
+    let denied = pre_tool_use(&env, "grep", &json!({"pattern": "a"}));
     assert!(denied.starts_with("{\"permissionDecision\":\"deny\""), "{denied}");
 }
 

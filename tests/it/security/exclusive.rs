@@ -32,7 +32,7 @@ fn env() -> TestEnv {
     let launcher = plugin_root(&env).join("bin/codeact");
     std::fs::create_dir_all(launcher.parent().unwrap()).unwrap();
     std::fs::copy(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plugin/bin/codeact"), &launcher).unwrap();
-    std::fs::create_dir_all(plugin_root(&env).join("skills/monty-codeact")).unwrap();
+    std::fs::create_dir_all(plugin_root(&env).join("skills/codeact")).unwrap();
     let root = plugin_root(&env).display().to_string();
     env.env("COPILOT_PLUGIN_ROOT", &root)
 }
@@ -68,12 +68,19 @@ fn hook(env: &TestEnv, command: &str) -> Output {
     env.run(&["hook", "pre-tool-use"], &payload.to_string())
 }
 
-/// The whole reply to a denied `bash` call.
+/// The whole reply to a denied `bash` call, where `PATH` finds this binary as `codeact`.
 fn denied() -> String {
+    denied_naming("codeact")
+}
+
+/// The whole reply to a denied `bash` call that tells the model to run `program`.
+fn denied_naming(program: &str) -> String {
+    // A command that may write is never echoed back into the suggested program; `PATH` finds
+    // this binary as `codeact`, so that is the command named.
     let reason = format!(
-        "codeact exclusive mode: `bash` is not available; call the tools from one codeact program instead:\n\n{} run \
-         --backend monty <<'PY'\nfor path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))\nPY",
-        bin()
+        "codeact exclusive mode: `bash` is not available; run it as a codeact program:\n\n{program} run --backend \
+         monty <<'PY'\n# an example: shell commands run through the bash tool\nr = bash(command=\"git status \
+         --short\")\nprint(r[\"stdout\"], r[\"stderr\"], r[\"returncode\"])\nPY"
     );
     format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}))
 }
@@ -146,7 +153,7 @@ fn exclusive_mode_still_allows_quoted_here_documents_code_and_the_launcher() {
             "cd {workspace} && CODEACT_TIMEOUT=5 codeact run --code 'print(1)' 2>&1",
             "codeact --code 'print(1)' 2>/dev/null",
             "exec {bin} --code 'print(1)'",
-            "sh {plugin}/skills/monty-codeact/../../bin/codeact run --backend monty <<'PY'\nprint(1)\nPY",
+            "sh {plugin}/skills/codeact/../../bin/codeact run --backend monty <<'PY'\nprint(1)\nPY",
             "{plugin}/bin/codeact run --code 'print(1)'",
         ],
     );
@@ -214,18 +221,18 @@ fn a_bare_codeact_counts_only_when_path_finds_this_binary() {
     // First on PATH is another `codeact`.
     let evil_first = format!("{}:{}", env.outside().join("evil").display(), env.path());
     let env = env.env("PATH", &evil_first);
-    assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied());
+    assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied_naming(&bin()));
     // A relative entry (the shell's current directory) comes first.
     for path in [format!(".:{}", env.root().join("bin").display()), format!(":{}", env.root().join("bin").display())] {
         let env = TestEnv::new().env("CODEACT_MODE", "exclusive").env("PATH", &path);
         std::os::unix::fs::symlink(BIN, env.root().join("bin/codeact")).unwrap();
-        assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied(), "{path}");
+        assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied_naming(&bin()), "{path}");
         // The absolute path is still fine.
         hook(&env, &format!("{} run --code 1", bin())).code(0).stdout("");
     }
     // Not on PATH at all.
     let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
-    assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied());
+    assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied_naming(&bin()));
 }
 
 #[test]
@@ -272,12 +279,8 @@ fn payloads_over_a_mebibyte_are_denied_in_exclusive_mode_only() {
     })
     .to_string();
     let env = env();
-    let reason = format!(
-        "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; call the tools from one \
-         codeact program instead:\n\n{} run --backend monty <<'PY'\nfor path in glob(pattern=\"**/*.py\"):\n    \
-         print(path, len(view(path=path).splitlines()))\nPY",
-        bin()
-    );
+    let reason = "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; run what it does as \
+                  one codeact program with `codeact run --backend monty <<'PY'`";
     let reply = format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}));
     env.run(&["hook", "pre-tool-use"], &padded).code(0).stdout(&reply).stderr("");
     // Steering modes fail open.

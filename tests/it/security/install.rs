@@ -23,7 +23,7 @@ fn names(dir: &Path) -> Vec<String> {
 /// The text of a file codeact generated, from a `--global` install in a scratch environment.
 fn generated(file: &str) -> String {
     let env = TestEnv::new();
-    env.run(&["install", "--global"], "").code(0);
+    env.run(&["install", "--global", "--agent"], "").code(0);
     std::fs::read_to_string(env.home().join(".copilot").join(file)).unwrap()
 }
 
@@ -65,7 +65,7 @@ fn a_repository_cannot_make_install_write_the_global_instructions_and_agent() {
 fn install_and_uninstall_go_through_no_symlinked_agents_directory() {
     let env = TestEnv::new().symlink("../../outside/agents", ".github/agents");
     std::fs::create_dir_all(env.outside().join("agents")).unwrap();
-    refused_through(&env, &["install"], "write", ".github/agents");
+    refused_through(&env, &["install", "--agent"], "write", ".github/agents");
     assert!(names(&env.outside().join("agents")).is_empty());
     assert!(!env.workspace().join(".github/instructions").exists(), "nothing is written when one target is refused");
     std::fs::write(env.outside().join("agents/codeact.agent.md"), generated("agents/codeact.agent.md")).unwrap();
@@ -99,7 +99,7 @@ fn a_symlinked_github_directory_is_refused() {
 fn even_a_symlink_that_stays_in_the_repository_is_refused() {
     // No link is followed, not only those that leave: the directory is not what it says it is.
     let env = TestEnv::new().file("docs/README.md", "").symlink("../docs", ".github/agents");
-    refused_through(&env, &["install"], "write", ".github/agents");
+    refused_through(&env, &["install", "--agent"], "write", ".github/agents");
     assert_eq!(names(&env.workspace().join("docs")), ["README.md"]);
     let env = TestEnv::new().file("real-github/instructions/.keep", "").symlink("real-github", ".github");
     refused_through(&env, &["install"], "write", ".github");
@@ -170,10 +170,11 @@ fn global_install_follows_the_users_own_directory_links_but_never_a_linked_file(
     std::fs::write(&target, generated("instructions/codeact.instructions.md")).unwrap();
     let file = env.home().join(".copilot/instructions/codeact.instructions.md");
     std::os::unix::fs::symlink(&target, &file).unwrap();
-    let out = env.run(&["install", "--global"], "").code(1);
+    let out = env.run(&["install", "--global", "--agent"], "").code(1);
     assert!(
         out.stderr.starts_with(&format!("error: refusing to overwrite `{}`: it is a symbolic link\n", file.display()))
     );
     assert!(file.symlink_metadata().unwrap().file_type().is_symlink());
-    assert!(names(&env.home().join(".copilot/agents")).is_empty(), "nothing is written when one file is refused");
+    let agents = env.home().join(".copilot/agents");
+    assert!(!agents.exists() || names(&agents).is_empty(), "nothing is written when one file is refused");
 }
