@@ -136,6 +136,7 @@ pub(crate) struct PreflightArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+#[expect(clippy::struct_excessive_bools, reason = "independent command-line switches")]
 pub(crate) struct InstallArgs {
     #[command(flatten)]
     pub(crate) common: CommonArgs,

@@ -99,31 +99,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-/// The files of the Copilot CLI plugin folder that codeact renders from its templates and the
-/// built-in tools (no workspace, no MCP servers, no GitHub access), by path in the folder: the
-/// agent, the skills and the install skill's script.
+/// The files of the Copilot CLI plugin folder that codeact renders from its templates, by path
+/// in the folder: the agent, the install skill and its script.
 pub fn plugin_files() -> anyhow::Result<Vec<(&'static str, String)>> {
-    let filter = catalog::ToolFilter::default();
-    let (trust, network) = (trust::Approved::default(), tools::network::NetworkPolicy::default());
-    let sources = catalog::Sources {
-        workspace: None,
-        tool_dirs: &[],
-        copilot_home: None,
-        filter: &filter,
-        trust: &trust,
-        network: &network,
-        github: false,
-        node: || false,
-    };
-    let built = catalog::build(&sources, catalog::Discovery::Static);
-    let limits = limits::DEFAULT;
-    let reference = render::Reference {
-        backend: backend::Backend::Monty,
-        catalog: &built.catalog,
-        limits: &limits,
-        binary: render::SKILL_LAUNCHER,
-    };
-    reference.plugin_files()
+    render::plugin_files()
 }
 
 /// The exit code an error means.

@@ -272,10 +272,11 @@ mod tests {
         assert_eq!(
             decision,
             Decision::Deny {
-                reason: "codeact: 4 rounds of read-only calls in a row. Do this and the rest of the exploration in one \
+                reason:
+                    "codeact: 4 rounds of read-only calls in a row. Do this and the rest of the exploration in one \
                          program (tools are Python functions; print only what you need):\n\ncodeact run <<'PY'\n\
                          print(view(path=\"src/a.py\", view_range=[2, 3]))\nPY"
-                    .into()
+                        .into()
             }
         );
     }

@@ -173,11 +173,25 @@ mod tests {
 
     #[test]
     fn anything_but_an_exact_record_reads_as_a_fresh_session() {
-        assert_eq!(Session::parse("3 17 1"), Some(Session { rounds: 3, batch: 17, used_codeact: true, ..Session::default() }));
+        assert_eq!(
+            Session::parse("3 17 1"),
+            Some(Session { rounds: 3, batch: 17, used_codeact: true, ..Session::default() })
+        );
         assert_eq!(Session::parse("3 17 6\n").map(|s| (s.advised, s.denying)), Some((true, true)));
         for bad in [
-            "", "3", "-1 0 0", "3  17 1", "3 17 1 ", "1e3 0 0", "9999999 0 0", "3 17 8", "3 17 10",
-            "3 123456789012345678901 0", "{\"deny\": 1}", "3 17 1\n4", " 3 17 1",
+            "",
+            "3",
+            "-1 0 0",
+            "3  17 1",
+            "3 17 1 ",
+            "1e3 0 0",
+            "9999999 0 0",
+            "3 17 8",
+            "3 17 10",
+            "3 123456789012345678901 0",
+            "{\"deny\": 1}",
+            "3 17 1\n4",
+            " 3 17 1",
         ] {
             assert_eq!(Session::parse(bad), None, "{bad}");
         }

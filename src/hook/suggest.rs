@@ -45,9 +45,10 @@ pub(crate) fn program(call: &ToolUse) -> String {
         "grep" | "rg" => grep(args),
         "create" => create(args),
         "edit" => edit(args),
-        "bash" | "shell" => args.get("command").and_then(Value::as_str).map(|line| {
-            if shell::is_read_only(line) { shell_command(line) } else { SHELL_EXAMPLE.to_owned() }
-        }),
+        "bash" | "shell" => args
+            .get("command")
+            .and_then(Value::as_str)
+            .map(|line| if shell::is_read_only(line) { shell_command(line) } else { SHELL_EXAMPLE.to_owned() }),
         _ => None,
     };
     translated.unwrap_or_else(|| EXAMPLE.to_owned())
@@ -174,7 +175,9 @@ impl Search {
         let search = format!("grep({})", call.join(", "));
         let limit = self.limit.map(|n| format!("[:{n}]")).unwrap_or_default();
         match self.shown {
-            Shown::Files => format!("files = list(dict.fromkeys(m[\"path\"] for m in {search}))\nprint(\"\\n\".join(files{limit}))"),
+            Shown::Files => {
+                format!("files = list(dict.fromkeys(m[\"path\"] for m in {search}))\nprint(\"\\n\".join(files{limit}))")
+            }
             Shown::Count => format!(
                 "counts = {{}}\nfor m in {search}:\n    counts[m[\"path\"]] = counts.get(m[\"path\"], 0) + 1\nfor path, n in list(counts.items()){limit}:\n    print(f\"{{path}}:{{n}}\")"
             ),
@@ -188,8 +191,10 @@ impl Search {
     }
 }
 
+/// A count argument: a whole number, which a host may send as `2` or `2.0`.
 fn number(args: &Map<String, Value>, name: &str) -> Option<u64> {
-    args.get(name).and_then(|v| v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)))
+    let value = args.get(name)?;
+    value.as_u64().or_else(|| value.as_f64().and_then(|f| f.to_string().parse().ok()))
 }
 
 fn grep(args: &Map<String, Value>) -> Option<String> {
@@ -269,10 +274,9 @@ fn file_read(command: &SimpleCommand) -> Option<String> {
             _ => None,
         },
         ("tail", args) => match line_count(args)? {
-            (n, [file]) if plain(file) && n > 0 => Some(format!(
-                "lines = view({}).splitlines()\nprint(\"\\n\".join(lines[-{n}:]))",
-                kw("path", file)
-            )),
+            (n, [file]) if plain(file) && n > 0 => {
+                Some(format!("lines = view({}).splitlines()\nprint(\"\\n\".join(lines[-{n}:]))", kw("path", file)))
+            }
             _ => None,
         },
         ("ls", []) => Some("print(view(path=\".\"))".to_owned()),
@@ -325,7 +329,10 @@ mod tests {
     #[test]
     fn grep_keeps_every_argument_codeact_has() {
         assert_eq!(
-            program_of("grep", &json!({"pattern": "TODO", "paths": "src", "glob": "*.py", "output_mode": "content", "-n": true})),
+            program_of(
+                "grep",
+                &json!({"pattern": "TODO", "paths": "src", "glob": "*.py", "output_mode": "content", "-n": true})
+            ),
             "for m in grep(pattern=\"TODO\", paths=\"src\", glob=\"*.py\"):\n    print(f\"{m['path']}:{m['line']}:{m['text']}\")"
         );
         assert_eq!(

@@ -49,5 +49,5 @@ fn instructions_follow_the_configured_limits_and_tools() {
     let out = env.run(&["instructions"], "").code(0);
     let tools: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("- `")).collect();
     assert_eq!(tools.len(), 2, "{}", out.stdout);
-    assert!(out.stdout.contains("Limits: 5s, 512 MiB, 10000 calls."), "{}", out.stdout);
+    assert!(out.stdout.contains("limits 5s, 512 MiB, 10000 calls."), "{}", out.stdout);
 }

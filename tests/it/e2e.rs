@@ -303,7 +303,8 @@ fn exclusive_mode_allows_a_single_read_and_its_suggestion_followed_literally_ans
     let env = TestEnv::with_fixture_workspace();
     let copilot = Copilot::new(&env).var("CODEACT_MODE", "exclusive");
     copilot.install_plugin();
-    let view = |path: &str, range: Value| Step::Tool("view", json!({"path": env.workspace().join(path), "view_range": range}));
+    let view =
+        |path: &str, range: Value| Step::Tool("view", json!({"path": env.workspace().join(path), "view_range": range}));
     let server = ModelServer::start(vec![
         view("README.md", json!([1, -1])),
         view("src/app.py", json!([1, 2])),
@@ -374,7 +375,8 @@ fn the_plugin_agent_runs_codeact_with_the_binary_reachable_only_through_codeact_
     assert_eq!(results.len(), 1, "{results:?}");
     assert!(results[0].starts_with("3 TODOs in 2 files\n"), "{:?}", results[0]);
     let turns = server.turns();
-    let call = &turns[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"][0];
+    let call =
+        &turns[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"][0];
     let command: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
     assert!(command["command"].as_str().unwrap().starts_with(&format!("sh {} run --backend monty <<'PY'", launcher())));
 }

@@ -185,7 +185,9 @@ fn with_codeact_on_path(env: TestEnv) -> TestEnv {
 fn exclusive_mode_allows_codeact_skills_and_one_direct_read_between_runs() {
     let env = with_codeact_on_path(TestEnv::new().env("CODEACT_MODE", "exclusive"));
     let reason = |why: &str, body: &str| {
-        format!("codeact exclusive mode: {why}; run it as a codeact program:\n\ncodeact run --backend monty <<'PY'\n{body}\nPY")
+        format!(
+            "codeact exclusive mode: {why}; run it as a codeact program:\n\ncodeact run --backend monty <<'PY'\n{body}\nPY"
+        )
     };
     pre_at(&env, "bash_codeact.json", 1).code(0).stdout("");
     pre_at(&env, "skill.json", 2).code(0).stdout("");

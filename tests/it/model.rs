@@ -39,7 +39,9 @@ fn turn(step: &Step, body: &Value) -> Turn {
     };
     match step {
         Step::Tool(name, args) => Turn::Calls(vec![((*name).to_owned(), args.clone())]),
-        Step::Batch(calls) => Turn::Calls(calls.iter().map(|(name, args)| ((*name).to_owned(), args.clone())).collect()),
+        Step::Batch(calls) => {
+            Turn::Calls(calls.iter().map(|(name, args)| ((*name).to_owned(), args.clone())).collect())
+        }
         Step::Codeact(program) => match instructed_command(&request_text(body)) {
             Some(command) => bash(format!("{command} <<'PY'\n{program}\nPY")),
             None => Turn::Say("no codeact command in the request".to_owned()),

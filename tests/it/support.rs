@@ -305,7 +305,7 @@ pub(crate) fn process_alive(pid: &str) -> bool {
 }
 
 /// The plugin's skills, sorted.
-pub(crate) const SKILLS: &[&str] = &["codeact", "codeact-install"];
+pub(crate) const SKILLS: &[&str] = &["codeact-install"];
 
 /// The guest the `wasm` tests share, installed once per test run (and kept in `target/` between
 /// runs) from the wheels in `$CODEACT_TEST_WHEELS` or `target/guest-wheels`, which `.ci/run`
