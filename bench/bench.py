@@ -437,8 +437,9 @@ def guest_backend_case(setup: Setup, report: Report, backend: str, note: str) ->
 
 def hook_payload(event: str, cwd: Path) -> bytes:
     if event == "pre-tool-use":
-        return json.dumps({"sessionId": "bench", "timestamp": 0, "cwd": str(cwd), "toolName": "view",
-                           "toolArgs": {"path": "src/app.py"}}).encode()
+        # A search: denied in exclusive mode (which lets one direct read through), counted in nudge.
+        return json.dumps({"sessionId": "bench", "timestamp": 0, "cwd": str(cwd), "toolName": "grep",
+                           "toolArgs": {"pattern": "TODO", "paths": "src", "glob": "*.py"}}).encode()
     return json.dumps({"sessionId": "bench", "timestamp": 0, "cwd": str(cwd), "source": "new"}).encode()
 
 
@@ -561,14 +562,14 @@ def case_tokens(setup: Setup, report: Report) -> None:
             fail(f"codeact {' '.join(args)} exited {run.returncode}: {run.stderr.decode(errors='replace')}")
         return run
 
-    codeact("install", "--workspace", str(project))
+    codeact("install", "--agent", "--workspace", str(project))
     for path in sorted(project.rglob("*.md")):
         kind = "instructions file (always loaded)" if "instructions" in path.name else "agent file"
         texts[kind] = path.read_text()
     codeact("uninstall", "--workspace", str(project))
-    skill = BENCH_DIR.parent / "plugin/skills/monty-codeact/SKILL.md"
+    skill = BENCH_DIR.parent / "plugin/skills/codeact-install/SKILL.md"
     if skill.exists():
-        texts["skill `monty-codeact`"] = skill.read_text()
+        texts["skill `codeact-install` (loaded on request)"] = skill.read_text()
     deny = codeact("hook", "pre-tool-use", stdin=hook_payload("pre-tool-use", project),
                    env={**setup.env, "CODEACT_MODE": "exclusive"})
     texts["deny reason (exclusive mode)"] = json.loads(deny.stdout)["permissionDecisionReason"]

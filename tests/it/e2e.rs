@@ -17,7 +17,7 @@ use crate::support::{BIN, SKILLS, TestEnv, npm_bin};
 /// One CLI at a time: each run starts a Node.js process that wants both cores.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const REFERENCE_TITLE: &str = "# codeact: your tools as Python functions";
+const REFERENCE_TITLE: &str = "# codeact: tools as Python functions";
 
 fn copilot_bin() -> PathBuf {
     npm_bin("copilot")
