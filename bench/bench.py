@@ -595,7 +595,7 @@ def case_tokens(setup: Setup, report: Report) -> None:
         counts[files[path]] = int(count)
     rows = [[name, str(counts[name]), str(len(texts[name].encode()))] for name in texts]
     instructions = counts["instructions file (always loaded)"]
-    report.target("instructions file", "< 700 tokens", f"{instructions} tokens", instructions < 700)
+    report.target("instructions file", "≤ 400 tokens", f"{instructions} tokens", instructions <= 400)
     report.section(
         "Tokens",
         f"Every text codeact puts in front of a model, in o200k_base tokens (counted offline). The texts are in `{out_dir}`.",

@@ -348,6 +348,21 @@ mod tests {
     }
 
     #[test]
+    fn no_argument_can_end_the_here_document_or_add_a_line_of_code() {
+        let evil = "a\nPY\nimport os\n'''\"\\";
+        for (tool, args) in [
+            ("view", json!({"path": evil})),
+            ("glob", json!({"pattern": evil, "paths": [evil]})),
+            ("grep", json!({"pattern": evil, "glob": evil, "paths": evil, "output_mode": "content"})),
+            ("create", json!({"path": evil, "file_text": evil})),
+            ("bash", json!({"command": format!("cat '{evil}'")})),
+        ] {
+            let program = program_of(tool, &args);
+            assert!(!program.lines().any(|line| line == "PY" || line.starts_with("import")), "{tool}: {program}");
+        }
+    }
+
+    #[test]
     fn edits_and_creates_carry_their_text() {
         assert_eq!(
             program_of("edit", &json!({"path": "a", "old_str": "x\nPY\n", "new_str": "y"})),

@@ -1,0 +1,1683 @@
+#!/usr/bin/env python3
+# codeact's token-economy benchmark: the real Copilot CLI against a scripted model server,
+# over a few everyday questions about a small repository, each asked several ways ("arms"):
+# plain direct tool calls, parallel batches, the fewest direct calls, one codeact program, the
+# codeact agent, and the nudge and exclusive hook modes. It counts the model requests, the
+# o200k_base tokens the CLI sends, checks every final answer against ground truth computed
+# from the files, and splits the per-request "tax" codeact adds into its parts. Prints one
+# Markdown report and writes it, with all data, to <work-dir>/economy.md and economy.json.
+#
+# How a run goes: a fresh HOME and workspace (a generated git repository, the same every time),
+# the plugin installed from this repository as a marketplace where the arm needs it, `codeact
+# install` through the plugin's launcher, then `copilot -p PROMPT` with the model pointed at a
+# server of our own on 127.0.0.1. That server plays the model: a scripted policy per scenario
+# and arm that reads the tool results the CLI sends back and builds its final answer only from
+# them, so a tool path that breaks shows up as a wrong answer. codeact is reachable only
+# through CODEACT_BIN (never PATH), and the codeact command a program runs with is taken from
+# what the CLI sent, never written here. Every run happens in one directory (economy-runs/live)
+# so that paths weigh the same in every arm, and is then kept as economy-runs/SCENARIO--ARM--N
+# with every request it logged.
+#
+# Python 3.11, standard library only. Started by bench/economy, which builds what it needs.
+"""codeact token-economy benchmark (see bench/economy --help)."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime as dt
+import hashlib
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Generator
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+MODEL = "gpt-4.1"
+CLI_TIMEOUT_S = 120
+
+
+def log(message: str) -> None:
+    print(f"economy: {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- the workspace
+
+APP_TODO_LINES = (8, 22, 54, 72, 89)
+APP_LINES = 100
+
+APP_TODOS = (
+    "# TODO: read the port from the environment",
+    "# TODO: validate the user name",
+    "# TODO: retry when the store is busy",
+    "# TODO: paginate the listing",
+    "# TODO: flush the log before exit",
+)
+
+APP_HEAD = '''\
+"""The fixture application: a tiny user store with a command-line front end."""
+import os
+import sys
+
+from models import User, Store
+from utils import slugify, clamp
+
+DEFAULT_PORT = 8080
+DEFAULT_HOST = "127.0.0.1"
+
+
+def port_from_env():
+    """The port to listen on."""
+    value = os.environ.get("APP_PORT", "")
+    if not value.isdigit():
+        return DEFAULT_PORT
+    return clamp(int(value), 1, 65535)
+
+
+def make_user(name, email):
+    """A new user with a slug made from the name."""
+    user = User(name, email)
+    user.slug = slugify(name)
+    return user
+'''
+
+# Small functions appended until the file nearly has its length; the main block ends it.
+APP_FILLERS = (
+    ("load_store", "path", "Store(path)", "result.load()"),
+    ("save_store", "store", "store", "store.save()"),
+    ("add_user", "store", "make_user('guest', 'guest@example.com')", "store.add(result)"),
+    ("list_users", "store", "sorted(store.users, key=lambda u: u.name)", "print(len(result))"),
+    ("find_user", "store", "store.find('guest')", "print(result)"),
+    ("remove_user", "store", "store.remove('guest')", "print(result)"),
+    ("count_users", "store", "len(store.users)", "print(result)"),
+    ("export_users", "store", "[u.to_dict() for u in store.users]", "print(len(result))"),
+    ("rename_user", "store", "store.find('guest')", "print(result)"),
+    ("check_store", "store", "store.is_valid()", "print(result)"),
+)
+
+APP_TAIL = '''\
+
+def main(argv):
+    """Entry point."""
+    store = load_store(os.getcwd())
+    print(port_from_env(), len(argv))
+    return count_users(store)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
+'''
+
+
+def app_source() -> str:
+    """src/app.py: exactly APP_LINES lines, the TODO comments on APP_TODO_LINES."""
+    lines = APP_HEAD.splitlines()
+    tail = APP_TAIL.splitlines()
+    fillers = iter(APP_FILLERS)
+    while len(lines) + len(tail) + len(APP_TODOS) < APP_LINES:
+        name, arg, value, effect = next(fillers)
+        block = ["", "", f"def {name}({arg}):", f'    """{name.replace("_", " ").capitalize()}."""',
+                 f"    result = {value}", f"    {effect}", "    return result"]
+        room = APP_LINES - len(APP_TODOS) - len(tail) - len(lines)
+        lines += block[:room] if room < len(block) else block
+    lines += tail
+    # Comment lines may stand anywhere; indent each like the line it lands before.
+    for number, comment in zip(APP_TODO_LINES, APP_TODOS):
+        after = lines[number - 1] if number - 1 < len(lines) else ""
+        indent = after[: len(after) - len(after.lstrip())]
+        lines.insert(number - 1, indent + comment)
+    assert len(lines) == APP_LINES, len(lines)
+    text = "\n".join(lines) + "\n"
+    ast.parse(text)
+    return text
+
+
+UTILS_PY = '''\
+"""Small helpers shared by the application (no file-system access here)."""
+import re
+import json
+
+SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(text):
+    """Lower-case text with runs of other characters made single dashes."""
+    return SLUG_RE.sub("-", text.lower()).strip("-")
+
+
+def clamp(value, low, high):
+    """value limited to [low, high]."""
+    return max(low, min(high, value))
+
+
+def chunks(items, size):
+    """items in lists of at most size."""
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def to_json(value):
+    """Compact, sorted JSON."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+'''
+
+MODELS_PY = '''\
+"""The data the application stores."""
+from dataclasses import dataclass, field
+
+
+@dataclass
+class User:
+    """One user of the store."""
+
+    name: str
+    email: str
+    slug: str = ""
+
+    def to_dict(self):
+        return {"name": self.name, "email": self.email, "slug": self.slug}
+
+    def domain(self):
+        return self.email.rsplit("@", 1)[-1]
+
+
+class Store:
+    """Users kept in memory, loaded from and saved to one path."""
+
+    def __init__(self, path):
+        self.path = path
+        self.users = []
+
+    def load(self):
+        return self.users
+
+    def save(self):
+        return len(self.users)
+
+    def add(self, user):
+        self.users.append(user)
+
+    def find(self, name):
+        for user in self.users:
+            if user.name == name:
+                return user
+        return None
+
+    def remove(self, name):
+        self.users = [u for u in self.users if u.name != name]
+
+    def is_valid(self):
+        return all(u.email for u in self.users)
+
+
+@dataclass
+class Settings:
+    """What config/settings.json holds."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    debug: bool = False
+    tags: list = field(default_factory=list)
+'''
+
+API_PY = '''\
+"""The HTTP routes of the application."""
+import json
+from os import path
+
+from models import Store
+
+ROUTES = {}
+
+
+def route(name):
+    """Register a handler under name."""
+    def register(handler):
+        ROUTES[name] = handler
+        return handler
+    return register
+
+
+@route("/users")
+def list_users(store):
+    return json.dumps([u.to_dict() for u in store.users])
+
+
+@route("/health")
+def health(store):
+    return json.dumps({"ok": path.exists(store.path)})
+
+
+def dispatch(name, store):
+    handler = ROUTES.get(name)
+    if handler is None:
+        return json.dumps({"error": "no route " + name})
+    return handler(store)
+'''
+
+CONFIG_PY = '''\
+"""Reads the JSON configuration under config/."""
+import os
+import json
+
+CONFIG_DIR = os.path.join(os.path.dirname(__file__), "..", "config")
+
+
+class ConfigError(Exception):
+    """A configuration file is missing or invalid."""
+
+
+def load(name):
+    """The parsed contents of config/<name>.json."""
+    with open(os.path.join(CONFIG_DIR, name + ".json"), encoding="utf-8") as handle:
+        try:
+            return json.load(handle)
+        except ValueError as err:
+            raise ConfigError(name + ": " + str(err)) from err
+
+
+def database_url():
+    db = load("database")
+    return "postgres://" + db["host"] + ":" + str(db["port"]) + "/" + db["name"]
+'''
+
+SETTINGS_JSON = '''\
+{
+  "host": "127.0.0.1",
+  "port": 8080,
+  "debug": false,
+  "tags": ["fixture", "demo"]
+}
+'''
+
+DATABASE_JSON = '''\
+{
+  "host": "db.internal",
+  "port": 5432,
+  "name": "users",
+  "pool": {"min": 1, "max": 8}
+}
+'''
+
+BROKEN_JSON = '''\
+{
+  "feature_flags": {
+    "new_ui": true,
+    "beta_api": false,
+  },
+  "owner": "platform"
+}
+'''
+
+TEST_APP_PY = '''\
+"""Tests of src/app.py."""
+import app
+
+
+def test_make_user_sets_the_slug():
+    user = app.make_user("Ada Lovelace", "ada@example.com")
+    assert user.slug == "ada-lovelace"
+
+
+def test_port_defaults_to_8080(monkeypatch):
+    monkeypatch.delenv("APP_PORT", raising=False)
+    assert app.port_from_env() == 8080
+'''
+
+TEST_UTILS_PY = '''\
+"""Tests of src/utils.py."""
+from utils import chunks, clamp, slugify
+
+
+def test_slugify():
+    assert slugify("Hello, World") == "hello-world"
+
+
+def test_clamp():
+    assert clamp(5, 1, 3) == 3
+
+
+def test_chunks():
+    assert chunks([1, 2, 3], 2) == [[1, 2], [3]]
+'''
+
+README_MD = '''\
+# Fixture project
+
+This project is a fixture for codeact's token-economy benchmark: a tiny user store with a
+command-line front end and two HTTP routes. It has five TODO comments in its sources.
+
+- `src/` holds the application: `app.py`, `api.py`, `config.py`, `models.py`, `utils.py`.
+- `config/` holds its JSON settings.
+- `tests/` holds its tests; run them with `pytest`.
+'''
+
+
+def workspace_files() -> dict[str, str]:
+    return {
+        "src/app.py": app_source(),
+        "src/utils.py": UTILS_PY,
+        "src/models.py": MODELS_PY,
+        "src/api.py": API_PY,
+        "src/config.py": CONFIG_PY,
+        "config/settings.json": SETTINGS_JSON,
+        "config/database.json": DATABASE_JSON,
+        "config/broken.json": BROKEN_JSON,
+        "tests/test_app.py": TEST_APP_PY,
+        "tests/test_utils.py": TEST_UTILS_PY,
+        "README.md": README_MD,
+    }
+
+
+def make_workspace(root: Path) -> None:
+    """The fixture repository at root (a fresh git repository, nothing committed)."""
+    for rel, text in workspace_files().items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+
+
+# --------------------------------------------------------------------------- the model server
+
+
+@dataclass
+class Turn:
+    """One scripted model turn: tool calls (a parallel batch when several), or a final answer."""
+
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    text: str | None = None
+
+
+def call(name: str, **args: Any) -> Turn:
+    return Turn(calls=[(name, args)])
+
+
+def batch(*calls: tuple[str, dict[str, Any]]) -> Turn:
+    return Turn(calls=list(calls))
+
+
+def say(text: str) -> Turn:
+    return Turn(text=text)
+
+
+# A policy is a generator: it yields turns and is sent, after each turn of calls, the text of
+# every result in call order. It reads what the CLI sent (system prompt, context) from ctx.
+Policy = Callable[["Context"], Generator[Turn, list[str], None]]
+
+
+@dataclass
+class Context:
+    """What a policy knows: the workspace and the request it is answering."""
+
+    workspace: Path
+    request: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)  # what the policy saw, for the report
+
+
+def text_of(content: Any) -> str:
+    """A message content as text, whether a string or a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def is_turn(body: Any) -> bool:
+    """Whether a request asks for a model turn: only those offer tools."""
+    return isinstance(body, dict) and isinstance(body.get("tools"), list)
+
+
+class ModelServer:
+    """OpenAI chat completions over server-sent events on 127.0.0.1, answering each model turn
+    with the next turn of a policy. Records every request."""
+
+    def __init__(self, policy: Policy, ctx: Context) -> None:
+        self.policy, self.ctx = policy, ctx
+        self.gen: Generator[Turn, list[str], None] | None = None
+        self.lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []  # {"body", "bytes", "turn"}
+        self.answers: list[Turn] = []  # the turn sent for each model turn, in order
+        self.errors: list[str] = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def reply(self, status: int, kind: str, data: bytes) -> None:
+                self.send_response(status)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.wfile.write(data)
+                self.close_connection = True
+
+            def do_GET(self) -> None:  # noqa: N802
+                models = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
+                self.reply(200, "application/json", json.dumps(models).encode())
+
+            def do_POST(self) -> None:  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                turn, index = server.answer(body, len(raw))
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.wfile.write(sse(turn, index))
+                self.wfile.flush()
+                self.close_connection = True
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> ModelServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def turns(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["turn"]]
+
+    def answer(self, body: Any, size: int) -> tuple[Turn, int]:
+        """The turn for one request, and its index among the model turns (0 for others)."""
+        with self.lock:
+            turn_request = is_turn(body)
+            self.requests.append({"body": body, "bytes": size, "turn": turn_request})
+            if not turn_request:
+                return say("ok"), 0
+            messages = body.get("messages") or []
+            done = sum(1 for m in messages if m.get("role") == "assistant")
+            if done < len(self.answers):  # a retry of a turn already answered
+                return self.answers[done], done
+            self.ctx.request = body
+            try:
+                if self.gen is None:
+                    self.gen = self.policy(self.ctx)
+                    turn = next(self.gen)
+                else:
+                    turn = self.gen.send(self.results(messages))
+            except StopIteration:
+                turn = say("(the policy ended without an answer)")
+                self.errors.append("the policy ended without an answer")
+            except Exception as err:  # noqa: BLE001 - a policy failure becomes a wrong answer
+                turn = say(f"(the policy failed: {type(err).__name__}: {err})")
+                self.errors.append(f"{type(err).__name__}: {err}")
+            self.answers.append(turn)
+            return turn, done
+
+    def results(self, messages: list[dict[str, Any]]) -> list[str]:
+        """The results of the last turn's calls, in call order."""
+        last = self.answers[-1]
+        ids = [f"call_{len(self.answers) - 1}_{i}" for i in range(len(last.calls))]
+        by_id = {m.get("tool_call_id"): text_of(m.get("content")) for m in messages if m.get("role") == "tool"}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise RuntimeError(f"the CLI sent no result for {', '.join(missing)}")
+        return [by_id[i] for i in ids]
+
+    def final_answer(self) -> str:
+        """The last text the model sent."""
+        texts = [t.text for t in self.answers if t.text is not None]
+        return texts[-1] if texts else ""
+
+
+def sse(turn: Turn, index: int) -> bytes:
+    """The streamed chat-completions answer for one turn; index names its calls."""
+    def chunk(choices: list[Any], **extra: Any) -> str:
+        event = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": MODEL, "choices": choices}
+        event.update(extra)
+        return f"data: {json.dumps(event)}\n\n"
+
+    events = [chunk([{"index": 0, "delta": {"role": "assistant"}}])]
+    if turn.calls:
+        calls = [
+            {"index": i, "id": f"call_{index}_{i}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(args, separators=(",", ":"))}}
+            for i, (name, args) in enumerate(turn.calls)
+        ]
+        events.append(chunk([{"index": 0, "delta": {"tool_calls": calls}}]))
+        finish = "tool_calls"
+    else:
+        events.append(chunk([{"index": 0, "delta": {"content": turn.text or ""}}]))
+        finish = "stop"
+    events.append(chunk([{"index": 0, "delta": {}, "finish_reason": finish}]))
+    events.append(chunk([], usage={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}))
+    events.append("data: [DONE]\n\n")
+    return "".join(events).encode()
+
+
+# --------------------------------------------------------------------------- running the CLI
+
+
+@dataclass
+class Setup:
+    copilot: Path
+    codeact: Path
+    benchtool: Path
+    work_dir: Path
+    runs_dir: Path
+    cache_dir: Path
+    path: str  # PATH for every process: the caller's, less any folder that holds a codeact
+
+
+def clean_path(path: str) -> str:
+    """PATH without the folders that hold a `codeact`: only CODEACT_BIN may lead to it."""
+    dirs = [d for d in path.split(os.pathsep) if d and not (Path(d) / "codeact").exists()]
+    return os.pathsep.join(dict.fromkeys(dirs))
+
+
+def base_env(setup: Setup, home: Path) -> dict[str, str]:
+    """A clean environment for one run: nothing of the caller's CODEACT_* or COPILOT_*."""
+    return {
+        "PATH": setup.path,
+        "HOME": str(home),
+        "COPILOT_HOME": str(home / ".copilot"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(setup.cache_dir),
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_AUTO_UPDATE": "false",
+    }
+
+
+def run_checked(argv: list[str], env: dict[str, str], cwd: Path, what: str) -> str:
+    done = subprocess.run(["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv], cwd=cwd,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed ({done.returncode}): {' '.join(argv)}\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def install_plugin(setup: Setup, env: dict[str, str], cwd: Path) -> None:
+    """The plugin, installed the way users do: this repository as a marketplace, then
+    codeact@codeact from it."""
+    run_checked([str(setup.copilot), "plugin", "marketplace", "add", str(REPO_ROOT)], env, cwd, "marketplace add")
+    run_checked([str(setup.copilot), "plugin", "install", "codeact@codeact"], env, cwd, "plugin install")
+
+
+def codeact_install(setup: Setup, env: dict[str, str], cwd: Path) -> str:
+    """`codeact install` in the workspace through the plugin's launcher, as its install skill runs it."""
+    launcher = REPO_ROOT / "plugin" / "bin" / "codeact"
+    return run_checked(["sh", str(launcher), "install"], {**env, "CODEACT_BIN": str(setup.codeact)}, cwd,
+                       "codeact install")
+
+
+def run_cli(setup: Setup, run_dir: Path, prompt: str, policy: Policy, *, plugin: bool, install: bool,
+            extra_env: dict[str, str], extra_args: list[str]) -> tuple[ModelServer, int | None, float, str, Context]:
+    """One non-interactive prompt in a fresh HOME and workspace, answered by policy."""
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    workspace, home = run_dir / "ws", run_dir / "home"
+    workspace.mkdir(parents=True)
+    home.mkdir()
+    make_workspace(workspace)
+    env = base_env(setup, home)
+    if plugin:
+        install_plugin(setup, env, workspace)
+    if install:
+        codeact_install(setup, env, workspace)
+    env = {**env, "CODEACT_BIN": str(setup.codeact), "COPILOT_MODEL": MODEL, **extra_env}
+    ctx = Context(workspace=workspace)
+    with ModelServer(policy, ctx) as server:
+        env["COPILOT_PROVIDER_BASE_URL"] = server.base_url
+        argv = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), str(setup.copilot), "-p", prompt,
+                "--output-format", "json", "--allow-all-tools", "--allow-all-paths", *extra_args]
+        start = time.monotonic()
+        with open(run_dir / "cli.stdout", "wb") as out, open(run_dir / "cli.stderr", "wb") as err:
+            proc = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True)
+            try:
+                returncode: int | None = proc.wait(timeout=CLI_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                returncode = None
+        elapsed = time.monotonic() - start
+    stderr = (run_dir / "cli.stderr").read_text(errors="replace")
+    return server, returncode, elapsed, stderr[-2000:], ctx
+
+
+# --------------------------------------------------------------------------- reading what the CLI sends
+
+DENIED = "Denied by preToolUse hook:"
+ADVICE_RE = re.compile(r"\n*Tool \"[^\"]*\" succeeded\. Additional guidance from postToolUse hooks:\n")
+SHELL_TRAILER_RE = re.compile(r"\n?<shellId: [^>]*? completed with exit code (-?\d+)>\s*$")
+NUMBERED_RE = re.compile(r"^\s*(\d+)[.:|\u2192]\s?(.*)$")
+
+
+@dataclass
+class Result:
+    """A tool result as the model reads it: its text, the hook advice after it, a deny."""
+
+    text: str
+    advice: str | None = None
+    denied: bool = False
+    exit_code: int | None = None  # bash results only
+
+
+def read_result(raw: str) -> Result:
+    """Split a tool result into its text and a postToolUse hook's advice; recognise a deny and
+    the exit-code trailer the CLI adds to a bash result."""
+    if raw.startswith(DENIED):
+        return Result(text=raw, denied=True)
+    advice = None
+    found = ADVICE_RE.search(raw)
+    if found:
+        raw, advice = raw[: found.start()], raw[found.end():]
+    exit_code = None
+    trailer = SHELL_TRAILER_RE.search(raw)
+    if trailer:
+        raw, exit_code = raw[: trailer.start()], int(trailer.group(1))
+    return Result(text=raw, advice=advice, exit_code=exit_code)
+
+
+def file_text(view_result: str) -> str:
+    """A file's text from a view result, without line-number prefixes where the CLI adds them."""
+    lines = view_result.splitlines()
+    numbered = [NUMBERED_RE.match(line) for line in lines if line.strip()]
+    if numbered and all(numbered):
+        first = int(numbered[0].group(1))  # type: ignore[union-attr]
+        if [int(m.group(1)) for m in numbered] == list(range(first, first + len(numbered))):  # type: ignore[union-attr]
+            return "\n".join(m.group(2) for m in numbered) + "\n"  # type: ignore[union-attr]
+    return view_result
+
+
+def workspace_of(request: dict[str, Any], fallback: Path) -> str:
+    """The working directory the system prompt names (the model learns it there)."""
+    for message in request.get("messages") or []:
+        found = re.search(r"Current working directory: (\S+)", text_of(message.get("content")))
+        if found:
+            return found.group(1)
+    return str(fallback)
+
+
+def relative(path: str, workspace: str) -> str:
+    """A path as the report writes it: relative to the workspace, no leading ./"""
+    path = path.strip()
+    if path.startswith(workspace.rstrip("/") + "/"):
+        path = path[len(workspace.rstrip("/")) + 1:]
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def paths_of(listing: str, workspace: str) -> list[str]:
+    """The paths of a glob result (or a program's printed paths), sorted."""
+    return sorted(relative(line, workspace) for line in listing.splitlines()
+                  if line.strip() and not line.startswith("No files"))
+
+
+def instructed_command(request: dict[str, Any]) -> str | None:
+    """The codeact command line a request's instructions teach: in a ```bash block, the line
+    that opens a <<'PY' here-document, up to that marker."""
+    for message in request.get("messages") or []:
+        text = text_of(message.get("content"))
+        for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+            for line in block.splitlines():
+                if line.rstrip().endswith("<<'PY'"):
+                    return line[: line.rindex("<<'PY'")].rstrip()
+    return None
+
+
+def suggested_command(deny: str) -> str | None:
+    """The whole `… <<'PY'` … `PY` command of a hook's suggestion, as it stands."""
+    lines = deny.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.rstrip().endswith("<<'PY'")), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i] == "PY"), None)
+    return None if end is None else "\n".join(lines[start: end + 1])
+
+
+# --------------------------------------------------------------------------- the scripted model's moves
+
+Moves = Generator[Turn, list[str], Any]
+
+
+def note(ctx: Context, **event: Any) -> None:
+    ctx.notes.setdefault("events", []).append(event)
+
+
+def settle(ctx: Context, name: str, raw: str) -> Moves:
+    """The text of one direct call's result. A deny is answered as the hook asks: its
+    suggested command runs through bash, as it stands, and its output stands for the result."""
+    result = read_result(raw)
+    note(ctx, tool=name, denied=result.denied, advice=result.advice)
+    if not result.denied:
+        return result.text
+    command = suggested_command(result.text)
+    if command is None:
+        raise RuntimeError(f"{name} was denied without a command to run instead: {result.text[:300]!r}")
+    followed = read_result((yield call("bash", command=command, description="Run the suggested codeact program"))[0])
+    note(ctx, tool="bash", followed=True, denied=followed.denied, advice=followed.advice,
+         exit_code=followed.exit_code, suggestion=command)
+    if followed.denied or followed.exit_code != 0:
+        raise RuntimeError(f"the suggested command failed (exit {followed.exit_code}): {followed.text[:500]!r}")
+    return followed.text
+
+
+def direct(ctx: Context, name: str, **args: Any) -> Moves:
+    """One direct tool call in its own turn."""
+    raw = (yield call(name, **args))[0]
+    return (yield from settle(ctx, name, raw))
+
+
+def direct_batch(ctx: Context, calls: list[tuple[str, dict[str, Any]]]) -> Moves:
+    """Direct tool calls in one turn (a parallel batch)."""
+    raws = yield batch(*calls)
+    texts = []
+    for (name, _), raw in zip(calls, raws):
+        texts.append((yield from settle(ctx, name, raw)))
+    return texts
+
+
+def codeact(ctx: Context, program: str) -> Moves:
+    """One codeact program through bash, with the command the instructions in the first
+    request teach."""
+    command = instructed_command(ctx.notes["first_request"])
+    if command is None:
+        raise RuntimeError("the first request teaches no codeact command (no ```bash line ending in <<'PY')")
+    ctx.notes["codeact_command"] = command
+    raw = (yield call("bash", command=f"{command} <<'PY'\n{program}\nPY", description="Run a codeact program"))[0]
+    result = read_result(raw)
+    note(ctx, tool="bash", codeact=True, denied=result.denied, advice=result.advice, exit_code=result.exit_code)
+    ctx.notes.setdefault("codeact_exit_codes", []).append(-1 if result.denied else result.exit_code)
+    if result.denied or result.exit_code != 0:
+        raise RuntimeError(f"the codeact program failed (exit {result.exit_code}): {result.text[:500]!r}")
+    return result.text
+
+
+def read_files(ctx: Context, pattern: str, parallel: bool) -> Moves:
+    """glob, then view every file it found: one per turn, or all in one turn."""
+    ws = workspace_of(ctx.request, ctx.workspace)
+    files = paths_of((yield from direct(ctx, "glob", pattern=pattern)), ws)
+    if not files:
+        raise RuntimeError(f"glob {pattern!r} found nothing")
+    views = [("view", {"path": f"{ws}/{rel}"}) for rel in files]
+    if parallel:
+        texts = yield from direct_batch(ctx, views)
+    else:
+        texts = []
+        for name, args in views:
+            texts.append((yield from direct(ctx, name, **args)))
+    return {rel: file_text(text) for rel, text in zip(files, texts)}
+
+
+def with_first_request(policy: Callable[[Context], Moves]) -> Policy:
+    """A policy that keeps the first request it answers in ctx.notes["first_request"]."""
+    def run(ctx: Context) -> Generator[Turn, list[str], None]:
+        ctx.notes["first_request"] = ctx.request
+        answer = yield from policy(ctx)
+        yield say(answer)
+    return run
+
+
+# --------------------------------------------------------------------------- scenarios
+
+# Answers are written in one plain format per scenario, built only from the tool results the
+# model read; the harness parses them back and compares them with the ground truth.
+
+TODO_LINE_RE = re.compile(r"^(.*?):(\d+):(.*)$")
+COUNT_LINE_RE = re.compile(r"^(.*?):(\d+)$")
+STATS_RE = re.compile(r"(\S+\.py): (\d+) functions, (\d+) classes, (\d+) lines")
+JSON_RE = re.compile(r"(\S+\.json): (valid|invalid)")
+DEF_RE = re.compile(r"^\s*def ")
+CLASS_RE = re.compile(r"^\s*class ")
+IMPORTS_OS_RE = re.compile(r"^\s*(import os\b|from os[ .])")
+
+# The same searches in the forms grep (ripgrep) and a codeact program take.
+DEF_PATTERN, CLASS_PATTERN, IMPORTS_OS_PATTERN = DEF_RE.pattern, CLASS_RE.pattern, IMPORTS_OS_RE.pattern
+
+
+def src_files(root: Path) -> list[Path]:
+    return sorted((root / "src").glob("*.py"))
+
+
+# find-todos
+
+def todos_truth(root: Path) -> list[list[Any]]:
+    return [[f"src/{p.name}", n] for p in src_files(root)
+            for n, line in enumerate(p.read_text().splitlines(), 1) if "TODO" in line]
+
+
+def todos_answer(todos: list[tuple[str, int, str]]) -> str:
+    lines = [f"- {path}:{line}: {text.strip()}" for path, line, text in sorted(todos)]
+    return f"Found {len(lines)} TODO comments in src/:\n" + "\n".join(lines)
+
+
+def todos_check(answer: str, truth: list[list[Any]]) -> tuple[bool, Any]:
+    found = sorted([m.group(1).lstrip("- ").strip(), int(m.group(2))]
+                   for m in map(TODO_LINE_RE.match, answer.splitlines()) if m)
+    return found == sorted(truth), found
+
+
+def todos_from_grep(ctx: Context, output: str) -> list[tuple[str, int, str]]:
+    ws = workspace_of(ctx.request, ctx.workspace)
+    return [(relative(m.group(1), ws), int(m.group(2)), m.group(3))
+            for m in map(TODO_LINE_RE.match, output.splitlines()) if m]
+
+
+def todos_from_files(files: dict[str, str]) -> list[tuple[str, int, str]]:
+    return [(rel, n, line) for rel, text in files.items()
+            for n, line in enumerate(text.splitlines(), 1) if "TODO" in line]
+
+
+TODOS_PROGRAM = """\
+for m in grep(pattern="TODO", paths="src", glob="*.py"):
+    print(m["path"] + ":" + str(m["line"]) + ":" + m["text"])"""
+
+
+def todos_baseline(parallel: bool) -> Callable[[Context], Moves]:
+    def policy(ctx: Context) -> Moves:
+        return todos_answer(todos_from_files((yield from read_files(ctx, "src/*.py", parallel))))
+    return policy
+
+
+def todos_smart(ctx: Context) -> Moves:
+    output = yield from direct(ctx, "grep", pattern="TODO", paths="src", glob="*.py", output_mode="content",
+                               **{"-n": True})
+    return todos_answer(todos_from_grep(ctx, output))
+
+
+def todos_codeact(ctx: Context) -> Moves:
+    return todos_answer(todos_from_grep(ctx, (yield from codeact(ctx, TODOS_PROGRAM))))
+
+
+def todos_nudge_grep(ctx: Context) -> Moves:
+    """Looks around first (read-only rounds), then searches: the search is what gets denied."""
+    ws = workspace_of(ctx.request, ctx.workspace)
+    for rel in ("src", "config", "README.md"):
+        yield from direct(ctx, "view", path=f"{ws}/{rel}")
+    return (yield from todos_smart(ctx))
+
+
+# code-stats
+
+def stats_truth(root: Path) -> dict[str, list[int]]:
+    out = {}
+    for p in src_files(root):
+        text = p.read_text()
+        nodes = list(ast.walk(ast.parse(text)))
+        out[f"src/{p.name}"] = [sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in nodes),
+                                sum(isinstance(n, ast.ClassDef) for n in nodes), len(text.splitlines())]
+    return out
+
+
+def stats_answer(stats: dict[str, list[int]]) -> str:
+    return "Per file in src/:\n" + "\n".join(
+        f"- {rel}: {d} functions, {c} classes, {n} lines" for rel, (d, c, n) in sorted(stats.items()))
+
+
+def stats_check(answer: str, truth: dict[str, list[int]]) -> tuple[bool, Any]:
+    found = {m.group(1): [int(m.group(2)), int(m.group(3)), int(m.group(4))] for m in STATS_RE.finditer(answer)}
+    return found == truth, found
+
+
+def stats_from_files(files: dict[str, str]) -> dict[str, list[int]]:
+    return {rel: [sum(1 for line in text.splitlines() if DEF_RE.match(line)),
+                  sum(1 for line in text.splitlines() if CLASS_RE.match(line)), len(text.splitlines())]
+            for rel, text in files.items()}
+
+
+def counts_from_grep(ctx: Context, output: str) -> dict[str, int]:
+    """A grep count result: `path:count` lines (files without a match are left out)."""
+    ws = workspace_of(ctx.request, ctx.workspace)
+    return {relative(m.group(1), ws): int(m.group(2)) for m in map(COUNT_LINE_RE.match, output.splitlines()) if m}
+
+
+STATS_PROGRAM = f"""\
+import re
+for path in sorted(glob(pattern="src/*.py")):
+    lines = view(path=path).splitlines()
+    defs = len([l for l in lines if re.match(r"{DEF_PATTERN}", l)])
+    classes = len([l for l in lines if re.match(r"{CLASS_PATTERN}", l)])
+    print(f"{{path}}: {{defs}} functions, {{classes}} classes, {{len(lines)}} lines")"""
+
+
+def stats_baseline(parallel: bool) -> Callable[[Context], Moves]:
+    def policy(ctx: Context) -> Moves:
+        return stats_answer(stats_from_files((yield from read_files(ctx, "src/*.py", parallel))))
+    return policy
+
+
+def stats_smart(ctx: Context) -> Moves:
+    counts = []
+    for pattern in (DEF_PATTERN, CLASS_PATTERN, "^"):
+        output = yield from direct(ctx, "grep", pattern=pattern, paths="src", glob="*.py", output_mode="count")
+        counts.append(counts_from_grep(ctx, output))
+    defs, classes, lines = counts
+    return stats_answer({rel: [defs.get(rel, 0), classes.get(rel, 0), n] for rel, n in lines.items()})
+
+
+def stats_codeact(ctx: Context) -> Moves:
+    ws = workspace_of(ctx.request, ctx.workspace)
+    output = yield from codeact(ctx, STATS_PROGRAM)
+    return stats_answer({relative(m.group(1), ws): [int(m.group(2)), int(m.group(3)), int(m.group(4))]
+                         for m in STATS_RE.finditer(output)})
+
+
+# imports-os
+
+def imports_truth(root: Path) -> list[str]:
+    def imports_os(node: ast.AST) -> bool:
+        if isinstance(node, ast.Import):
+            return any(a.name == "os" or a.name.startswith("os.") for a in node.names)
+        return isinstance(node, ast.ImportFrom) and (node.module == "os" or (node.module or "").startswith("os."))
+    return [f"src/{p.name}" for p in src_files(root) if any(map(imports_os, ast.walk(ast.parse(p.read_text()))))]
+
+
+def imports_answer(files: list[str]) -> str:
+    return "Files in src/ that import os:\n" + "\n".join(f"- {rel}" for rel in sorted(set(files)))
+
+
+def imports_check(answer: str, truth: list[str]) -> tuple[bool, Any]:
+    found = sorted(re.findall(r"^- (\S+\.py)$", answer, re.M))
+    return found == sorted(truth), found
+
+
+IMPORTS_PROGRAM = f"""\
+for path in sorted({{m["path"] for m in grep(pattern=r"{IMPORTS_OS_PATTERN}", paths="src", glob="*.py")}}):
+    print(path)"""
+
+
+def imports_baseline(parallel: bool) -> Callable[[Context], Moves]:
+    def policy(ctx: Context) -> Moves:
+        files = yield from read_files(ctx, "src/*.py", parallel)
+        return imports_answer([rel for rel, text in files.items()
+                               if any(IMPORTS_OS_RE.match(line) for line in text.splitlines())])
+    return policy
+
+
+def imports_smart(ctx: Context) -> Moves:
+    ws = workspace_of(ctx.request, ctx.workspace)
+    output = yield from direct(ctx, "grep", pattern=IMPORTS_OS_PATTERN, paths="src", glob="*.py",
+                               output_mode="files_with_matches")
+    return imports_answer(paths_of(output, ws))
+
+
+def imports_codeact(ctx: Context) -> Moves:
+    ws = workspace_of(ctx.request, ctx.workspace)
+    return imports_answer(paths_of((yield from codeact(ctx, IMPORTS_PROGRAM)), ws))
+
+
+# json-validate
+
+def json_truth(root: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted((root / "config").glob("*.json")):
+        try:
+            json.loads(p.read_text())
+            out[f"config/{p.name}"] = "valid"
+        except ValueError:
+            out[f"config/{p.name}"] = "invalid"
+    return out
+
+
+def json_answer(verdicts: dict[str, str]) -> str:
+    return "JSON files in config/:\n" + "\n".join(f"- {rel}: {v}" for rel, v in sorted(verdicts.items()))
+
+
+def json_check(answer: str, truth: dict[str, str]) -> tuple[bool, Any]:
+    found = {m.group(1): m.group(2) for m in JSON_RE.finditer(answer)}
+    return found == truth, found
+
+
+def json_verdicts(files: dict[str, str]) -> dict[str, str]:
+    out = {}
+    for rel, text in files.items():
+        try:
+            json.loads(text)
+            out[rel] = "valid"
+        except ValueError as err:
+            out[rel] = f"invalid ({err})"
+    return out
+
+
+JSON_PROGRAM = """\
+import json
+for path in sorted(glob(pattern="config/*.json")):
+    try:
+        json.loads(view(path=path))
+        print(path + ": valid")
+    except ValueError as err:
+        print(path + ": invalid (" + str(err) + ")")"""
+
+
+def json_baseline(parallel: bool) -> Callable[[Context], Moves]:
+    def policy(ctx: Context) -> Moves:
+        return json_answer(json_verdicts((yield from read_files(ctx, "config/*.json", parallel))))
+    return policy
+
+
+def json_codeact(ctx: Context) -> Moves:
+    ws = workspace_of(ctx.request, ctx.workspace)
+    output = yield from codeact(ctx, JSON_PROGRAM)
+    return json_answer({relative(m.group(1), ws): line[m.end(1) + 2:]
+                        for line in output.splitlines() for m in [JSON_RE.match(line)] if m})
+
+
+# single-file
+
+def readme_truth(root: Path) -> str:
+    return (root / "README.md").read_text()
+
+
+def readme_answer(text: str) -> str:
+    return "README.md says:\n\n" + text.strip()
+
+
+def readme_check(answer: str, truth: str) -> tuple[bool, Any]:
+    return truth.strip() in answer, answer.splitlines()[2] if len(answer.splitlines()) > 2 else answer
+
+
+def readme_direct(ctx: Context) -> Moves:
+    ws = workspace_of(ctx.request, ctx.workspace)
+    return readme_answer(file_text((yield from direct(ctx, "view", path=f"{ws}/README.md"))))
+
+
+@dataclass
+class Scenario:
+    name: str
+    prompt: str
+    truth: Callable[[Path], Any]
+    check: Callable[[str, Any], tuple[bool, Any]]
+    policies: dict[str, Callable[[Context], Moves]]
+
+
+SCENARIOS = [
+    Scenario("find-todos", "Find all TODO comments in src/ and list them with line numbers.", todos_truth,
+             todos_check, {"baseline": todos_baseline(False), "parallel": todos_baseline(True), "smart": todos_smart,
+                           "codeact": todos_codeact, "agent": todos_codeact, "nudge": todos_baseline(False),
+                           "nudge-grep": todos_nudge_grep}),
+    Scenario("code-stats", "For each Python file in src/, count functions, classes and lines.", stats_truth,
+             stats_check, {"baseline": stats_baseline(False), "parallel": stats_baseline(True), "smart": stats_smart,
+                           "codeact": stats_codeact}),
+    Scenario("imports-os", "Which files in src/ import os?", imports_truth, imports_check,
+             {"baseline": imports_baseline(False), "parallel": imports_baseline(True), "smart": imports_smart,
+              "codeact": imports_codeact}),
+    Scenario("json-validate", "Check all JSON files in config/ for valid syntax.", json_truth, json_check,
+             {"baseline": json_baseline(False), "parallel": json_baseline(True), "smart": json_baseline(True),
+              "codeact": json_codeact, "agent": json_codeact, "nudge": json_baseline(False),
+              "exclusive": json_baseline(False)}),
+    Scenario("single-file", "Read README.md and tell me what it says.", readme_truth, readme_check,
+             {"baseline": readme_direct, "parallel": readme_direct, "smart": readme_direct, "codeact": readme_direct,
+              "exclusive": readme_direct}),
+]
+
+
+@dataclass
+class Arm:
+    name: str
+    what: str
+    plugin: bool = False
+    install: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    args: list[str] = field(default_factory=list)
+
+
+ARMS = [
+    Arm("baseline", "glob, then one view per turn"),
+    Arm("parallel", "glob, then every view in one turn"),
+    Arm("smart", "the fewest direct calls, no bash: grep in content, files or count mode (json-validate: as "
+        "parallel; single-file: one view)"),
+    Arm("codeact", "plugin and `codeact install`; one codeact program through bash (single-file: one direct view, "
+        "as the instructions say)", plugin=True, install=True),
+    Arm("agent", "plugin, no install; `--agent codeact:codeact`, one program", plugin=True,
+        args=["--agent", "codeact:codeact"]),
+    Arm("nudge", "plugin and install, `CODEACT_MODE=nudge`; baseline's calls, a deny's suggestion followed",
+        plugin=True, install=True, env={"CODEACT_MODE": "nudge"}),
+    Arm("nudge-grep", "as nudge; three views, then the grep that gets denied", plugin=True, install=True,
+        env={"CODEACT_MODE": "nudge"}),
+    Arm("exclusive", "plugin and install, `CODEACT_MODE=exclusive`; baseline's calls, a deny's suggestion followed",
+        plugin=True, install=True, env={"CODEACT_MODE": "exclusive"}),
+]
+ARM_BY_NAME = {arm.name: arm for arm in ARMS}
+SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
+
+
+# --------------------------------------------------------------------------- counting tokens
+
+
+class TokenCounter:
+    """o200k_base token counts through `benchtool tokens`, many texts per call, each distinct
+    text counted once."""
+
+    def __init__(self, benchtool: Path, scratch: Path) -> None:
+        self.benchtool, self.scratch = benchtool, scratch
+        self.known: dict[str, int] = {}
+        scratch.mkdir(parents=True, exist_ok=True)
+
+    def count(self, texts: list[str]) -> list[int]:
+        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        todo = {k: t for k, t in zip(keys, texts) if k not in self.known}
+        items = list(todo.items())
+        for start in range(0, len(items), 200):
+            paths = []
+            for key, text in items[start: start + 200]:
+                path = self.scratch / key
+                path.write_text(text, encoding="utf-8")
+                paths.append(str(path))
+            done = subprocess.run([str(self.benchtool), "tokens", *paths], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"benchtool tokens failed: {done.stderr}")
+            for line in done.stdout.splitlines():
+                count, path = line.split("\t", 1)
+                self.known[Path(path).name] = int(count)
+            for path in paths:
+                os.unlink(path)
+        return [self.known[k] for k in keys]
+
+    def one(self, text: str) -> int:
+        return self.count([text])[0]
+
+
+PER_MESSAGE_TOKENS = 4
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """Every message's text and every tool call's arguments, in order."""
+    parts = []
+    for message in body.get("messages") or []:
+        parts.append(text_of(message.get("content")))
+        for tool_call in message.get("tool_calls") or []:
+            parts.append((tool_call.get("function") or {}).get("arguments") or "")
+    return "".join(parts)
+
+
+def tools_json(body: dict[str, Any]) -> str:
+    return json.dumps(body.get("tools"))
+
+
+def measure_requests(counter: TokenCounter, requests: list[dict[str, Any]]) -> list[dict[str, int]]:
+    """Tokens of each request: its texts, its tool list as JSON, 4 per message."""
+    texts = [request_text(r["body"]) for r in requests]
+    tools = [tools_json(r["body"]) for r in requests]
+    counts = counter.count(texts + tools)
+    out = []
+    for i, r in enumerate(requests):
+        messages = len(r["body"].get("messages") or [])
+        text_tokens, tool_tokens = counts[i], counts[len(requests) + i]
+        out.append({"bytes": r["bytes"], "messages": messages, "text_tokens": text_tokens, "tools_tokens": tool_tokens,
+                    "tokens": text_tokens + tool_tokens + PER_MESSAGE_TOKENS * messages})
+    return out
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def describe_events(events: list[dict[str, Any]]) -> str:
+    """What the hooks did, call by call: `view`, `view+advice`, `view DENIED → bash exit 0`."""
+    out: list[str] = []
+    for event in events:
+        if event.get("followed"):
+            out[-1] += f" → suggestion ran, exit {event.get('exit_code')}"
+            continue
+        label = "codeact" if event.get("codeact") else event["tool"]
+        if event.get("denied"):
+            label += " DENIED"
+        if event.get("advice"):
+            label += "+advice"
+        out.append(label)
+    return ", ".join(out)
+
+
+def live_dir(setup: Setup) -> Path:
+    """Where every run happens: one path for all, so that the paths the CLI sends (working
+    directory, session folder, view arguments) weigh the same in every arm."""
+    return setup.runs_dir / "live"
+
+
+def kept_dir(setup: Setup, scenario: Scenario, arm: Arm, index: int) -> Path:
+    """Where a run is kept once it is done (the requests it logged still name live_dir)."""
+    return setup.runs_dir / f"{scenario.name}--{arm.name}--{index}"
+
+
+def keep(setup: Setup, scenario: Scenario, arm: Arm, index: int) -> Path:
+    kept = kept_dir(setup, scenario, arm, index)
+    if kept.exists():
+        shutil.rmtree(kept)
+    if live_dir(setup).exists():
+        live_dir(setup).rename(kept)
+    return kept
+
+
+def run_one(setup: Setup, counter: TokenCounter, scenario: Scenario, arm: Arm, index: int) -> dict[str, Any]:
+    run_dir = live_dir(setup)
+    policy = with_first_request(scenario.policies[arm.name])
+    server, returncode, elapsed, stderr_tail, ctx = run_cli(
+        setup, run_dir, scenario.prompt, policy, plugin=arm.plugin, install=arm.install, extra_env=arm.env,
+        extra_args=arm.args)
+    workspace = run_dir / "ws"
+    installed = workspace / ".github" / "instructions" / "codeact.instructions.md"
+    if installed.exists():
+        shutil.copyfile(installed, run_dir / "instructions.md")
+    requests = server.turns()
+    logs = run_dir / "requests"
+    logs.mkdir()
+    for i, r in enumerate(server.requests):
+        (logs / f"{i:02d}{'' if r['turn'] else '-other'}.json").write_text(json.dumps(r["body"], indent=1))
+    measured = measure_requests(counter, requests)
+    answer = server.final_answer()
+    truth = scenario.truth(workspace)
+    correct, parsed = scenario.check(answer, truth)
+    errors = list(server.errors)
+    if returncode != 0:
+        errors.append(f"the CLI exited {returncode}" if returncode is not None else
+                      f"the CLI ran past {CLI_TIMEOUT_S} s and was stopped")
+    events = ctx.notes.get("events", [])
+    first = requests[0]["body"] if requests else {}
+    (run_dir / "first-request.json").write_text(json.dumps(first, indent=1))
+    record = {
+        "scenario": scenario.name, "arm": arm.name, "run": index,
+        "run_dir": str(kept_dir(setup, scenario, arm, index)),
+        "cli_returncode": returncode, "elapsed_s": round(elapsed, 2),
+        "requests": len(requests), "other_requests": len(server.requests) - len(requests),
+        "prompt_tokens": sum(m["tokens"] for m in measured), "bytes_sent": sum(m["bytes"] for m in measured),
+        "per_request": measured,
+        "turns": [{"calls": [[n, a] for n, a in t.calls]} if t.calls else {"text": t.text} for t in server.answers],
+        "answer": answer, "truth": truth, "parsed_answer": parsed, "correct": bool(correct and not errors),
+        "errors": errors, "events": events, "hooks": describe_events(events),
+        "codeact_command": ctx.notes.get("codeact_command"),
+        "codeact_exit_codes": ctx.notes.get("codeact_exit_codes", []),
+        "tools_offered": [t.get("function", {}).get("name") for t in first.get("tools") or []],
+        "stderr_tail": stderr_tail if errors else "",
+    }
+    (run_dir / "record.json").write_text(json.dumps(record, indent=1, default=str))
+    keep(setup, scenario, arm, index)
+    return record
+
+
+# --------------------------------------------------------------------------- the tax split
+
+SKILL_RE = re.compile(r"<skill>\s*<name>([^<]*)</name>.*?</skill>", re.S)
+AGENTS_HEADER = "User-provided custom agents:"
+
+
+def system_text(body: dict[str, Any]) -> str:
+    return "".join(text_of(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "system")
+
+
+def extra_user_messages(body: dict[str, Any]) -> list[str]:
+    """User messages other than the prompt itself (which opens with <current_datetime>)."""
+    return [text_of(m.get("content")) for m in body.get("messages") or []
+            if m.get("role") == "user" and "<current_datetime>" not in text_of(m.get("content"))]
+
+
+def without_codeact_agents(tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The tool list without the codeact agents: their lines in the task tool's description (and
+    the custom-agents header when only codeact agents were under it) and their names in its
+    parameters' enums. Also what was taken out."""
+    tools = json.loads(json.dumps(tools))
+    removed: list[str] = []
+
+    def drop_names(value: Any) -> Any:
+        if isinstance(value, list):
+            removed.extend(f"`{v}` in an enum" for v in value if isinstance(v, str) and v.startswith("codeact:"))
+            return [drop_names(v) for v in value if not (isinstance(v, str) and v.startswith("codeact:"))]
+        if isinstance(value, dict):
+            return {k: drop_names(v) for k, v in value.items()}
+        return value
+
+    for tool in tools:
+        function = tool.get("function") or {}
+        if function.get("name") != "task":
+            continue
+        lines = (function.get("description") or "").split("\n")
+        agents = [line for line in lines if line.startswith("- **codeact:")]
+        if agents:
+            kept = [line for line in lines if not line.startswith("- **codeact:")]
+            header = next((i for i, line in enumerate(kept) if AGENTS_HEADER in line), None)
+            if header is not None and not any(line.startswith("- **") for line in kept[header + 1:]):
+                agents.insert(0, kept.pop(header))
+            function["description"] = "\n".join(kept).rstrip("\n")
+            removed.extend(agents)
+        function["parameters"] = drop_names(function.get("parameters"))
+    return tools, removed
+
+
+def tax_split(counter: TokenCounter, baseline: dict[str, Any], codeact: dict[str, Any], instructions: str | None
+              ) -> dict[str, Any]:
+    """What the first request of a codeact run sends beyond the same request without codeact."""
+    def tokens(body: dict[str, Any]) -> int:
+        return measure_requests(counter, [{"body": body, "bytes": 0}])[0]["tokens"]
+
+    total = tokens(codeact) - tokens(baseline)
+    parts: list[dict[str, Any]] = []
+    system = system_text(codeact)
+    if instructions:
+        body = re.sub(r"\A---\n.*?\n---\n", "", instructions, flags=re.S)
+        for candidate, label in ((instructions, "whole file"), (instructions.strip(), "whole file"),
+                                 (body.strip(), "without its front matter")):
+            if candidate and candidate in system:
+                parts.append({"part": "instructions file (.github/instructions/codeact.instructions.md)",
+                              "tokens": counter.one(candidate), "note": f"inlined in the system message, {label}"})
+                break
+        else:
+            parts.append({"part": "instructions file (.github/instructions/codeact.instructions.md)", "tokens": 0,
+                          "note": "not found verbatim in the system message"})
+    base_extra = set(extra_user_messages(baseline))
+    for text in extra_user_messages(codeact):
+        if text not in base_extra:
+            parts.append({"part": "session-start context (a user message)", "tokens": counter.one(text) + PER_MESSAGE_TOKENS,
+                          "note": f"{len(text)} characters, + {PER_MESSAGE_TOKENS} for the message"})
+    base_skills = {m.group(1) for m in SKILL_RE.finditer(system_text(baseline))}
+    for m in SKILL_RE.finditer(system):
+        if m.group(1) not in base_skills:
+            parts.append({"part": f"skill `{m.group(1)}` listing", "tokens": counter.one(m.group(0)),
+                          "note": "its <skill> block in the system message"})
+    tools, removed = without_codeact_agents(codeact.get("tools") or [])
+    if removed:
+        agent_tokens = counter.one(json.dumps(codeact.get("tools"))) - counter.one(json.dumps(tools))
+        parts.append({"part": "codeact agent in the `task` tool (description line, agent_type enum)", "tokens": agent_tokens,
+                      "note": "; ".join(line[:80] for line in removed)})
+        if tools != baseline.get("tools"):
+            parts[-1]["note"] += " (the rest of the tool list still differs from the baseline's)"
+    framing = total - sum(p["tokens"] for p in parts)
+    parts.append({"part": "framing (the rest: wrappers, headings, paths)", "tokens": framing, "note": ""})
+    return {"baseline_tokens": tokens(baseline), "codeact_tokens": tokens(codeact), "total": total, "parts": parts}
+
+
+def first_request_split(counter: TokenCounter, body: dict[str, Any]) -> dict[str, Any]:
+    """What one first request is made of: each message, the tool list, the per-message tokens."""
+    parts = []
+    for message in body.get("messages") or []:
+        text = text_of(message.get("content"))
+        role = message.get("role")
+        what = ("system message" if role == "system" else
+                "the prompt (user message)" if "<current_datetime>" in text else f"{role} message (session-start context)")
+        parts.append({"part": what, "tokens": counter.one(text) if text else 0, "characters": len(text)})
+    tools = body.get("tools") or []
+    tool_names = [(t.get("function") or {}).get("name", "?") for t in tools]
+    parts.append({"part": f"tool list ({', '.join(tool_names) if len(tools) <= 8 else f'{len(tools)} tools'})",
+                  "tokens": counter.one(json.dumps(tools)), "characters": len(json.dumps(tools))})
+    count = len(body.get("messages") or [])
+    parts.append({"part": f"{PER_MESSAGE_TOKENS} per message", "tokens": PER_MESSAGE_TOKENS * count, "characters": 0})
+    return {"total": sum(p["tokens"] for p in parts), "parts": parts}
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+@dataclass
+class Row:
+    scenario: str
+    arm: str
+    records: list[dict[str, Any]]
+
+    @property
+    def tokens(self) -> float:
+        return median([r["prompt_tokens"] for r in self.records])
+
+    @property
+    def requests(self) -> float:
+        return median([r["requests"] for r in self.records])
+
+    @property
+    def bytes_sent(self) -> float:
+        return median([r["bytes_sent"] for r in self.records])
+
+    @property
+    def correct(self) -> bool:
+        return all(r["correct"] for r in self.records)
+
+
+def fmt(value: float) -> str:
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+
+
+def ratio(rows: dict[tuple[str, str], Row], scenario: str, arm: str, against: str) -> float | None:
+    a, b = rows.get((scenario, arm)), rows.get((scenario, against))
+    return None if a is None or b is None or not b.tokens else a.tokens / b.tokens
+
+
+def targets(rows: dict[tuple[str, str], Row], tax: dict[str, Any] | None) -> list[tuple[str, str, str, bool | None]]:
+    """(target, goal, measured, met); met is None when what it needs did not run. A ratio or a
+    tax measured on a run whose answer is wrong does not count as met."""
+    def right(*pairs: tuple[str, str]) -> bool:
+        return all(rows[p].correct for p in pairs if p in rows)
+
+    def versus(scenario: str, against: str, goal: float) -> tuple[str, bool | None]:
+        r = ratio(rows, scenario, "codeact", against)
+        if r is None:
+            return "—", None
+        ok = right((scenario, "codeact"), (scenario, against))
+        return f"{r:.3f}×" + ("" if ok else " (wrong answer)"), ok and r <= goal
+
+    out: list[tuple[str, str, str, bool | None]] = []
+    tax_ok = right(("find-todos", "codeact"))
+    out.append(("codeact tax per request (find-todos, first request)", "≤ 500 tokens",
+                (f"{tax['total']} tokens" + ("" if tax_ok else " (the codeact run failed)")) if tax else "not measured",
+                (tax_ok and tax["total"] <= 500) if tax else None))
+    for scenario, goal in (("find-todos", 0.40), ("code-stats", 0.40), ("imports-os", 0.40), ("json-validate", 0.45)):
+        out.append((f"{scenario}: codeact vs baseline", f"≤ {goal:.2f}×", *versus(scenario, "baseline", goal)))
+    for scenario in ("find-todos", "code-stats", "imports-os", "json-validate"):
+        out.append((f"{scenario}: codeact vs smart", "≤ 1.05×", *versus(scenario, "smart", 1.05)))
+    out.append(("single-file: codeact vs baseline (the tax alone)", "≤ 1.05×", *versus("single-file", "baseline", 1.05)))
+    wrong = [f"{row.scenario}/{row.arm}" for row in rows.values() if not row.correct]
+    out.append(("every answer correct", "all", "all" if not wrong else "wrong: " + ", ".join(wrong), not wrong))
+    for arm in ("nudge", "nudge-grep", "exclusive"):
+        records = [rec for row in rows.values() if row.arm == arm for rec in row.records]
+        if not records:
+            continue
+        followed = [e for rec in records for e in rec["events"] if e.get("followed")]
+        correct = all(rec["correct"] for rec in records)
+        out.append((f"{arm}: suggestions followed literally answer correctly", "≥ 1 followed, all correct",
+                    f"{len(followed)} followed in {len(records)} run(s), " + ("all correct" if correct else "some wrong"),
+                    bool(followed) and correct and all(e.get("exit_code") == 0 for e in followed)))
+    records = [rec for row in rows.values() if row.arm == "agent" for rec in row.records]
+    if records:
+        firsts = [rec["codeact_exit_codes"][0] if rec["codeact_exit_codes"] else None for rec in records]
+        out.append(("agent: the first codeact call succeeds", "exit 0",
+                    ", ".join("no call" if f is None else "denied" if f == -1 else f"exit {f}" for f in firsts),
+                    all(f == 0 for f in firsts)))
+    return out
+
+
+def mark(met: bool | None) -> str:
+    return "—" if met is None else ("✅" if met else "❌")
+
+
+def report(meta: dict[str, Any], rows: dict[tuple[str, str], Row], tax: dict[str, Any] | None,
+           splits: dict[str, dict[str, Any]], goals: list[tuple[str, str, str, bool | None]]) -> str:
+    lines = [
+        "# codeact token economy",
+        "",
+        f"Copilot CLI {meta['copilot_version']} driven by a scripted model server (chat completions); tokens are "
+        f"o200k_base over every message text, tool-call arguments and the tool list, + {PER_MESSAGE_TOKENS} per "
+        f"message, summed over the model requests of a run. {meta['runs']} run(s) per row (median). "
+        f"{meta['date']}, {meta['host']}.",
+        "",
+        "| scenario | arm | requests | prompt tokens | × baseline | bytes sent | correct |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    for (scenario, arm), row in rows.items():
+        r = ratio(rows, scenario, arm, "baseline")
+        lines.append(f"| {scenario} | {arm} | {fmt(row.requests)} | {fmt(row.tokens)} | "
+                     f"{'—' if r is None else f'{r:.2f}×'} | {fmt(row.bytes_sent)} | {'yes' if row.correct else 'NO'} |")
+    lines += ["", "Arms:", ""]
+    used = {arm for _, arm in rows}
+    lines += [f"- `{arm.name}`: {arm.what}" for arm in ARMS if arm.name in used]
+    if tax:
+        lines += ["", "## Tax per request", "",
+                  f"The first request of find-todos with codeact ({fmt(tax['codeact_tokens'])} tokens) against the "
+                  f"same request without it ({fmt(tax['baseline_tokens'])} tokens); every later request repeats it.",
+                  "", "| part | tokens | note |", "|---|---:|---|"]
+        lines += [f"| {p['part']} | {p['tokens']} | {p['note']} |" for p in tax["parts"]]
+        lines.append(f"| **total** | **{tax['total']}** | |")
+    if splits:
+        lines += ["", "## First requests", "",
+                  "What the first request of find-todos is made of in each arm that ran (every later request of the "
+                  "run repeats it, plus the turns so far).", "",
+                  "| arm | part | tokens |", "|---|---|---:|"]
+        for arm, split in splits.items():
+            lines += [f"| {arm} | {p['part']} | {p['tokens']} |" for p in split["parts"]]
+            lines.append(f"| {arm} | **total** | **{split['total']}** |")
+    hooked = [rec for row in rows.values() if row.arm in ("nudge", "nudge-grep", "exclusive", "agent", "codeact")
+              for rec in row.records]
+    if hooked:
+        lines += ["", "## What the hooks did", "", "| scenario | arm | run | calls, in order |", "|---|---|---:|---|"]
+        lines += [f"| {rec['scenario']} | {rec['arm']} | {rec['run']} | {rec['hooks']} |" for rec in hooked]
+    lines += ["", "## Targets", "", "| target | goal | measured | met |", "|---|---|---|---|"]
+    lines += [f"| {t} | {g} | {m} | {mark(ok)} |" for t, g, m, ok in goals]
+    failures = [rec for row in rows.values() for rec in row.records if not rec["correct"]]
+    if failures:
+        lines += ["", "## Wrong answers", ""]
+        for rec in failures:
+            lines += [f"- {rec['scenario']} / {rec['arm']} run {rec['run']}: "
+                      + ("; ".join(rec["errors"]) or "the answer differs from the ground truth"),
+                      f"  - expected `{json.dumps(rec['truth'])[:300]}`",
+                      f"  - answered `{json.dumps(rec['parsed_answer'])[:300]}`",
+                      f"  - run directory `{rec['run_dir']}`"]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- main
+
+
+def plan(only: list[str] | None, arms: list[str] | None) -> list[tuple[Scenario, Arm]]:
+    out = []
+    for scenario in SCENARIOS:
+        if only and scenario.name not in only:
+            continue
+        for arm in ARMS:
+            if arm.name in scenario.policies and (not arms or arm.name in arms):
+                out.append((scenario, arm))
+    return out
+
+
+def names(value: str, known: dict[str, Any], what: str) -> list[str]:
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [v for v in items if v not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    return items
+
+
+def main() -> int:
+    matrix = "\n".join(f"  {s.name:<14} {', '.join(a.name for a in ARMS if a.name in s.policies)}" for s in SCENARIOS)
+    parser = argparse.ArgumentParser(
+        prog="bench/economy", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Token economy of codeact with the real Copilot CLI and a scripted model server.",
+        epilog=f"Scenarios and the arms each runs:\n{matrix}\n\nArms:\n"
+        + "\n".join(f"  {a.name:<11} {a.what}" for a in ARMS)
+        + "\n\nExit status: 1 when an answer is wrong or a run fails; a missed target is only marked ❌.")
+    parser.add_argument("--only", type=lambda v: names(v, SCENARIO_BY_NAME, "scenario"), metavar="SCENARIO[,…]",
+                        help="run only these scenarios")
+    parser.add_argument("--arms", type=lambda v: names(v, ARM_BY_NAME, "arm"), metavar="ARM[,…]",
+                        help="run only these arms")
+    parser.add_argument("--runs", type=int, default=1, help="runs of each scenario and arm (default 1; the token "
+                        "counts are near-deterministic); the report shows medians")
+    parser.add_argument("--keep", action="store_true", help="keep every run's workspace, HOME and request log under "
+                        "<work-dir>/economy-runs/ (by default only the request logs and records are kept)")
+    parser.add_argument("--copilot", type=Path, default=REPO_ROOT / "tests/e2e/node_modules/.bin/copilot",
+                        help="the Copilot CLI (default: the one tests/e2e pins)")
+    parser.add_argument("--codeact", type=Path, default=None, help="the codeact binary (set by bench/economy)")
+    parser.add_argument("--benchtool", type=Path, default=None, help="the token counter (set by bench/economy)")
+    parser.add_argument("--work-dir", type=Path, default=BENCH_DIR / "work", help="where results go")
+    args = parser.parse_args()
+    if args.codeact is None or args.benchtool is None:
+        parser.error("--codeact and --benchtool are required (bench/economy passes them)")
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+
+    work_dir = args.work_dir.resolve()
+    setup = Setup(copilot=args.copilot.resolve(), codeact=args.codeact.resolve(), benchtool=args.benchtool.resolve(),
+                  work_dir=work_dir, runs_dir=work_dir / "economy-runs", cache_dir=work_dir / "copilot-cache",
+                  path=clean_path(os.environ.get("PATH", "/usr/bin:/bin")))
+    setup.cache_dir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(setup.runs_dir, ignore_errors=True)  # the runs of this invocation only
+    setup.runs_dir.mkdir(parents=True)
+    counter = TokenCounter(setup.benchtool, Path(tempfile.mkdtemp(prefix="codeact-economy-")))
+    with tempfile.TemporaryDirectory(prefix="codeact-economy-home-") as home:
+        version = subprocess.run(["env", "-i", *(f"{k}={v}" for k, v in base_env(setup, Path(home)).items()),
+                                  str(setup.copilot), "--version"], capture_output=True, text=True).stdout.strip()
+    found = re.search(r"\d+\.\d+\.\d+", version)
+    meta = {"copilot_version": found.group(0) if found else "?", "runs": args.runs,
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "host": f"{os.cpu_count()} CPUs", "codeact": str(setup.codeact), "model": MODEL}
+
+    todo = plan(args.only, args.arms)
+    log(f"{len(todo)} scenario/arm pairs × {args.runs} run(s), one CLI at a time; runs under {setup.runs_dir}")
+    rows: dict[tuple[str, str], Row] = {}
+    failed = False
+    for number, (scenario, arm) in enumerate(todo, 1):
+        row = rows.setdefault((scenario.name, arm.name), Row(scenario.name, arm.name, []))
+        for index in range(1, args.runs + 1):
+            try:
+                record = run_one(setup, counter, scenario, arm, index)
+            except Exception as err:  # noqa: BLE001 - a failed setup is reported as a wrong answer
+                record = {"scenario": scenario.name, "arm": arm.name, "run": index, "requests": 0,
+                          "prompt_tokens": 0, "bytes_sent": 0, "correct": False, "errors": [f"{err}"],
+                          "events": [], "hooks": "", "codeact_exit_codes": [], "truth": None,
+                          "parsed_answer": None, "run_dir": str(keep(setup, scenario, arm, index))}
+            row.records.append(record)
+            failed |= not record["correct"]
+            log(f"[{number}/{len(todo)}] {scenario.name} / {arm.name} run {index}: {record['requests']} requests, "
+                f"{record['prompt_tokens']:,} tokens, {'correct' if record['correct'] else 'WRONG'}"
+                + (f" ({'; '.join(record['errors'])[:300]})" if record["errors"] else "")
+                + (f" [{record['hooks']}]" if record.get("hooks") and arm.plugin else ""))
+            if not args.keep:
+                for sub in ("ws", "home"):
+                    shutil.rmtree(Path(record["run_dir"]) / sub, ignore_errors=True)
+
+    tax = None
+    base_dir, codeact_dir = setup.runs_dir / "find-todos--baseline--1", setup.runs_dir / "find-todos--codeact--1"
+    if ("find-todos", "baseline") in rows and ("find-todos", "codeact") in rows \
+            and (base_dir / "first-request.json").exists() and (codeact_dir / "first-request.json").exists():
+        instructions = codeact_dir / "instructions.md"
+        tax = tax_split(counter, json.loads((base_dir / "first-request.json").read_text()),
+                        json.loads((codeact_dir / "first-request.json").read_text()),
+                        instructions.read_text() if instructions.exists() else None)
+    splits = {}
+    for arm in ("baseline", "codeact", "agent"):
+        first = setup.runs_dir / f"find-todos--{arm}--1" / "first-request.json"
+        if ("find-todos", arm) in rows and first.exists():
+            splits[arm] = first_request_split(counter, json.loads(first.read_text()))
+    goals = targets(rows, tax)
+    text = report(meta, rows, tax, splits, goals)
+    print(text)
+    (work_dir / "economy.md").write_text(text)
+    data = {"meta": meta, "runs": [rec for row in rows.values() for rec in row.records], "tax": tax,
+            "first_requests": splits,
+            "targets": [{"target": t, "goal": g, "measured": m, "met": ok} for t, g, m, ok in goals]}
+    (work_dir / "economy.json").write_text(json.dumps(data, indent=1, default=str))
+    log(f"wrote {work_dir / 'economy.md'} and {work_dir / 'economy.json'}")
+    shutil.rmtree(counter.scratch, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
