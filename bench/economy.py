@@ -1115,7 +1115,8 @@ SCENARIOS = [
     Scenario("find-todos", "Find all TODO comments in src/ and list them with line numbers.", todos_truth,
              todos_check, {"baseline": todos_baseline(False), "parallel": todos_baseline(True), "smart": todos_smart,
                            "codeact": todos_codeact, "agent": todos_codeact, "nudge": todos_baseline(False),
-                           "nudge-grep": todos_nudge_grep}),
+                           "nudge-grep": todos_nudge_grep, "parallel-nudge": todos_baseline(True),
+                           "codeact-nudge": todos_codeact}),
     Scenario("code-stats", "For each Python file in src/, count functions, classes and lines.", stats_truth,
              stats_check, {"baseline": stats_baseline(False), "parallel": stats_baseline(True), "smart": stats_smart,
                            "codeact": stats_codeact}),
@@ -1125,7 +1126,7 @@ SCENARIOS = [
     Scenario("json-validate", "Check all JSON files in config/ for valid syntax.", json_truth, json_check,
              {"baseline": json_baseline(False), "parallel": json_baseline(True), "smart": json_baseline(True),
               "codeact": json_codeact, "agent": json_codeact, "nudge": json_baseline(False),
-              "exclusive": json_baseline(False)}),
+              "exclusive": json_baseline(False), "parallel-nudge": json_baseline(True)}),
     Scenario("single-file", "Read README.md and tell me what it says.", readme_truth, readme_check,
              {"baseline": readme_direct, "parallel": readme_direct, "smart": readme_direct, "codeact": readme_direct,
               "exclusive": readme_direct}),
@@ -1157,6 +1158,10 @@ ARMS = [
         env={"CODEACT_MODE": "nudge"}),
     Arm("exclusive", "plugin and install, `CODEACT_MODE=exclusive`; baseline's calls, a deny's suggestion followed",
         plugin=True, install=True, env={"CODEACT_MODE": "exclusive"}),
+    Arm("parallel-nudge", "as parallel, with the plugin, install and `CODEACT_MODE=nudge`", plugin=True, install=True,
+        env={"CODEACT_MODE": "nudge"}),
+    Arm("codeact-nudge", "as codeact, with `CODEACT_MODE=nudge`", plugin=True, install=True,
+        env={"CODEACT_MODE": "nudge"}),
 ]
 ARM_BY_NAME = {arm.name: arm for arm in ARMS}
 SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
@@ -1497,6 +1502,17 @@ def targets(rows: dict[tuple[str, str], Row], tax: dict[str, Any] | None) -> lis
         out.append((f"{arm}: suggestions followed literally answer correctly", "≥ 1 followed, all correct",
                     f"{len(followed)} followed in {len(records)} run(s), " + ("all correct" if correct else "some wrong"),
                     bool(followed) and correct and all(e.get("exit_code") == 0 for e in followed)))
+    # Nudge must not cost a well-behaved model anything: a parallel batch is never split, and a
+    # model that runs codeact is left alone.
+    for arm, like in (("parallel-nudge", "parallel"), ("codeact-nudge", "codeact")):
+        for scenario in [s.name for s in SCENARIOS if arm in s.policies]:
+            row, base = rows.get((scenario, arm)), rows.get((scenario, like))
+            if row is None or base is None:
+                continue
+            denied = [e for rec in row.records for e in rec["events"] if e.get("denied")]
+            met = row.correct and not denied and row.requests == base.requests
+            out.append((f"{scenario}: {arm} vs {like}", "no denial, same requests",
+                        f"{len(denied)} denied, {fmt(row.requests)} vs {fmt(base.requests)} requests", met))
     records = [rec for row in rows.values() if row.arm == "agent" for rec in row.records]
     if records:
         firsts = [rec["codeact_exit_codes"][0] if rec["codeact_exit_codes"] else None for rec in records]
