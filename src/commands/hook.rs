@@ -81,12 +81,10 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let command = run_command(&config);
-    let known = Known::new(&common::current_binary());
-    let class = policy::classify(&call, |word| known.identify(word));
     let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command };
     let state = session_state(&call)?;
     let session = state.as_ref().map_or_else(Session::default, |(dir, id)| dir.read(id));
-    let (decision, next) = policy::decide(rules, class, session, &call);
+    let (decision, next) = policy::decide(rules, classify(&call), session, &call);
     save(state.as_ref(), session, next)?;
     Ok(reply(decision))
 }
@@ -99,14 +97,18 @@ fn post_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let Some(state) = session_state(&call)? else { return Ok(None) };
-    let known = Known::new(&common::current_binary());
-    let class = policy::classify(&call, |word| known.identify(word));
     let command = run_command(&config);
     let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command };
     let session = state.0.read(state.1);
-    let (advice, next) = policy::advise(rules, class, session);
+    let (advice, next) = policy::advise(rules, classify(&call), session);
     save(Some(&state), session, next)?;
     Ok(advice.map(|text| json!({"additionalContext": text})))
+}
+
+/// What kind of call this is, with shell program words looked up as [`Known`] says.
+fn classify(call: &ToolUse) -> policy::Class {
+    let known = Known::new(&common::current_binary());
+    policy::classify(call, |word| known.identify(word))
 }
 
 /// The session's state file, for the modes that keep one (nudge counts rounds, exclusive counts
