@@ -453,17 +453,20 @@ def case_hook(setup: Setup, report: Report) -> None:
     for mode in HOOK_MODES:
         variants.append(Variant(f"hook, {mode}", [setup.codeact, "hook", "pre-tool-use"], payload,
                                 {**setup.env, "CODEACT_MODE": mode}, project))
+    # The post-tool-use hook runs after every tool call too; only nudge reads its state there.
+    variants.append(Variant("post-tool-use hook, nudge", [setup.codeact, "hook", "post-tool-use"], payload,
+                            {**setup.env, "CODEACT_MODE": "nudge"}, project))
     measure("hook pre-tool-use", variants, setup.hook_calls, setup.warmup, same_output=False)
     rows = []
     for v in variants:
         s = summary(v)
         rows.append([v.label, fmt(s["median_ms"]), fmt(s["p99_ms"]), fmt(s["max_ms"])])
-        if v.label.startswith("hook"):
+        if "hook" in v.label:
             report.target(f"{v.label}, p50", "< 2 ms", f"{fmt(s['median_ms'])} ms", s["median_ms"] < 2)
     report.section(
         "Hook latency",
-        f"`codeact hook pre-tool-use` (runs before every tool call), whole process, {setup.hook_calls} calls "
-        "each, interleaved with spawning `true` — the floor for any hook.",
+        f"`codeact hook pre-tool-use` (runs before every tool call) and `post-tool-use` (after every one), "
+        f"whole process, {setup.hook_calls} calls each, interleaved with spawning `true` — the floor for any hook.",
         ["variant", "p50 ms", "p99 ms", "max ms"],
         rows,
     )

@@ -3,7 +3,7 @@
 use super::choice::Choice;
 use super::{hyperlight, monty, wasm};
 use crate::guest;
-use crate::hint::{self, Hint};
+use crate::hint::Hint;
 use crate::sandbox::{GuestCache, Host, Outcome, PythonRunner};
 
 /// A backend that can run on this machine.
@@ -126,12 +126,16 @@ fn hyperlight_ready_with(
             format!("{}, or use `--backend wasm` (full CPython, no hypervisor)", hyperlight::BUILD_IT),
         ));
     }
-    let installed = hyperlight::installed().map_err(|missing| {
+    // Typed all the way: the hooks ask this before every tool call, and an `anyhow` error would
+    // capture a backtrace where `RUST_BACKTRACE` is set (about 10 ms in a static build).
+    let not_installed = |missing: guest::Missing| {
         unavailable(
-            hint::split(&missing).0,
+            missing.to_string(),
             format!("run `{}` (or use `--backend wasm` or `--backend monty`)", guest::INSTALL_HINT),
         )
-    })?;
+    };
+    let installed = guest::installed().map_err(not_installed)?;
+    installed.hyperlight().map_err(not_installed)?;
     probe(&installed).map_err(|why| {
         unavailable(format!("no Hyperlight micro-VM starts here: {why}"), hyperlight::NO_MICRO_VM_FIX.to_owned())
     })

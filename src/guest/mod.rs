@@ -25,4 +25,4 @@ pub(crate) mod install;
 pub(crate) mod loader;
 pub(crate) mod manifest;
 
-pub(crate) use manifest::{GUEST_WHEEL, INSTALL_HINT, Installed, PYTHON_VERSION, STDLIB_WHEEL, installed};
+pub(crate) use manifest::{GUEST_WHEEL, INSTALL_HINT, Installed, Missing, PYTHON_VERSION, STDLIB_WHEEL, installed};
