@@ -57,7 +57,6 @@ enum Reader {
 /// A tool as the templates see it.
 #[derive(Debug, Serialize)]
 struct ToolView {
-    name: String,
     signature: String,
     /// What the signature does not say: the shape of a built-in's result, or a user tool's
     /// description.
@@ -110,7 +109,7 @@ impl Reference<'_> {
             .map(|tool| {
                 let described = tool.describe();
                 let note = note(&described);
-                ToolView { name: described.name.to_owned(), signature: described.short_signature, note }
+                ToolView { signature: described.short_signature, note }
             })
             .collect();
         let mcp: Vec<Value> = self

@@ -161,8 +161,13 @@ pub(crate) fn missing_program(command: &str) -> Option<String> {
 #[must_use]
 pub(crate) fn stale_instructions(workspace: &Path) -> Option<(PathBuf, String)> {
     let (path, text) = copilot::installed_instructions(workspace)?;
-    let missing = missing_program(copilot::command_in(&text)?)?;
-    Some((path, missing))
+    stale_command(&text).map(|missing| (path, missing))
+}
+
+/// The program the command of a generated file's text names that is gone, if it is.
+#[must_use]
+pub(crate) fn stale_command(text: &str) -> Option<String> {
+    missing_program(copilot::command_in(text)?)
 }
 
 /// The absolute path of this binary.

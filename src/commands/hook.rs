@@ -150,10 +150,10 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let cwd = project_dir(start.as_ref().and_then(|s| s.cwd.as_deref()));
-    if copilot::installed_instructions(&cwd).is_some() {
+    if let Some((path, text)) = copilot::installed_instructions(&cwd) {
         // The file brings the instructions; all that is left to say is when the command it
         // names no longer runs.
-        return Ok(common::stale_instructions(&cwd).map(|(path, missing)| {
+        return Ok(common::stale_command(&text).map(|missing| {
             let warning = format!(
                 "codeact: the instructions in `{}` name `{missing}`, which no longer exists; run codeact as `{}` \
                  instead (`codeact install` rewrites the file).",

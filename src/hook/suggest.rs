@@ -238,9 +238,9 @@ fn shell_command(line: &str) -> String {
         })
 }
 
-/// Whether the shell takes `word` as the file name it reads.
+/// Whether the shell takes `word` as the file name it reads: literal, and no option.
 fn plain(word: &str) -> bool {
-    !word.is_empty() && !word.starts_with('-') && !word.contains(['$', '~', '*', '?', '[', ']', '{', '}', '!', '`'])
+    shell::is_literal(word) && !word.starts_with('-')
 }
 
 /// `-n N`, `-nN` or `-N` for `head`/`tail`, then the operands.

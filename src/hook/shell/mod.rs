@@ -122,7 +122,7 @@ fn skip_cd(commands: &[SimpleCommand]) -> &[SimpleCommand] {
 
 /// Whether the shell takes `word` as it is: no parameter, tilde, brace or pathname expansion
 /// could turn it into another file name.
-fn is_literal(word: &str) -> bool {
+pub(crate) fn is_literal(word: &str) -> bool {
     !word.is_empty() && !word.contains(['$', '~', '*', '?', '[', ']', '{', '}', '!'])
 }
 
