@@ -61,6 +61,11 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: GuestCommand,
     },
+    /// codeact as an MCP server, for any agent that speaks MCP.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Copilot CLI hooks (JSON payload on stdin).
     Hook {
         #[arg(value_enum)]
@@ -77,6 +82,47 @@ pub(crate) enum HookEvent {
     PostToolUse,
     /// At session start: add codeact's instructions unless a file already does.
     SessionStart,
+}
+
+/// `codeact mcp …`.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Serve the `run` and `describe` tools over stdio (the default) or streamable HTTP.
+    ///
+    /// Each `run` call is one `codeact run` of its own, with this workspace, backend, trust,
+    /// confinement and limits; calls run in parallel up to --max-concurrent, a cancelled call
+    /// stops its program, and a long one reports progress. The server's instructions are the
+    /// tool reference.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
+
+    #[command(flatten)]
+    pub(crate) tools: ToolsArgs,
+
+    /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio, e.g. `127.0.0.1:8765`
+    /// (port 0 picks a free one; the address is printed on stderr). Only loopback addresses,
+    /// unless --allow-remote.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+
+    /// Let --http bind an address other than loopback. Every request must then carry
+    /// `Authorization: Bearer $CODEACT_MCP_TOKEN` (set to at least 32 characters).
+    #[arg(long, requires = "http")]
+    pub(crate) allow_remote: bool,
+
+    /// Also accept requests whose `Host` is NAME (repeatable); loopback names and the bound
+    /// address are always accepted, any other is refused against DNS rebinding.
+    #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
+    pub(crate) allow_hosts: Vec<String>,
+
+    /// Programs that may run at once, across all clients; more calls wait their turn.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub(crate) max_concurrent: u16,
 }
 
 /// `codeact guest …`.
@@ -200,6 +246,11 @@ pub(crate) struct RunArgs {
     /// Print one JSON object with stdout, the result, the error and counters.
     #[arg(long)]
     pub(crate) json: bool,
+
+    /// Print the `--json` object and the text a model reads, as one JSON object: what
+    /// `codeact mcp serve` reads back from each run.
+    #[arg(long, hide = true, conflicts_with = "json")]
+    pub(crate) mcp_result: bool,
 
     #[arg(long, value_name = "SECS", env = env::TIMEOUT, value_parser = limits::parse_timeout_arg, help = with_default(
         "Wall-clock limit in seconds, counting interpreter and tool time",

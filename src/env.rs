@@ -33,6 +33,9 @@ pub(crate) const BIN: &str = "CODEACT_BIN";
 /// Set by the plugin's launcher to its own path: the command texts then name the launcher,
 /// which finds the binary again after an upgrade.
 pub(crate) const LAUNCHER: &str = "CODEACT_LAUNCHER";
+/// The bearer token every request to `codeact mcp serve --http` must carry; required when it
+/// binds an address other than loopback.
+pub(crate) const MCP_TOKEN: &str = "CODEACT_MCP_TOKEN";
 /// Where the CPython guest is installed.
 pub(crate) const GUEST_DIR: &str = "CODEACT_GUEST_DIR";
 /// Where compiled guest components are cached.
@@ -81,6 +84,7 @@ pub const ALL: &[&str] = &[
     INJECT,
     BIN,
     LAUNCHER,
+    MCP_TOKEN,
     GUEST_DIR,
     CACHE_DIR,
 ];
@@ -102,6 +106,7 @@ fn about(name: &str) -> String {
         INJECT => "0 stops the session-start hook from adding the instructions".into(),
         BIN => "the codeact binary the plugin launcher runs".into(),
         LAUNCHER => "set by the plugin launcher: the command texts run codeact through it".into(),
+        MCP_TOKEN => "bearer token `mcp serve --http` requires (with --allow-remote, 32+ characters)".into(),
         GUEST_DIR => "where the CPython guest is installed (default $XDG_DATA_HOME/codeact/guest/…)".into(),
         CACHE_DIR => "where compiled guests are cached (default $XDG_CACHE_HOME/codeact)".into(),
         _ => String::new(),

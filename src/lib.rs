@@ -48,7 +48,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, McpCommand};
 
 /// Runs codeact with these arguments and returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -80,6 +80,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some(Command::Uninstall(args)) => commands::install::uninstall(args),
         Some(Command::Guest { command }) => commands::guest::run(command),
         Some(Command::Hook { event }) => commands::hook::run(*event),
+        Some(Command::Mcp { command: McpCommand::Serve(args) }) => commands::serve::run(args),
         Some(Command::Check(args)) => commands::check::run(args),
         Some(Command::Trust(args)) => commands::trust::run(args),
         None if cli.run.code.is_some() || cli.run.file.is_some() || cli.run.stdin.is_some() => {

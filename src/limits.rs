@@ -13,7 +13,7 @@ pub(crate) const DEFAULT: Limits = Limits {
 };
 
 /// The longest `--timeout` accepted, in seconds (one day).
-const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+pub(crate) const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 
 /// Every limit a run is held to. All are on by default.
 #[derive(Debug, Clone, Copy, PartialEq)]

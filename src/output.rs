@@ -46,20 +46,49 @@ pub(crate) fn json(value: &serde_json::Value) -> anyhow::Result<()> {
     data(text.as_bytes())
 }
 
-/// Writes a run's report: with `json`, the `--json` object; else the program's output and its
-/// last expression's `repr` on stdout, then the program's stderr and any error on stderr.
-pub(crate) fn report(outcome: &Outcome, json: bool, max_output: usize) -> anyhow::Result<()> {
-    if json {
-        return self::json(&outcome.to_json(max_output));
+/// How a run reports its outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Report {
+    /// The program's output and its last expression's `repr` on stdout, then the program's
+    /// stderr and any error on stderr.
+    Text,
+    /// The `--json` object.
+    Json,
+    /// `{"result": <the --json object>, "text": <what Text prints, stdout then stderr>}`: what
+    /// `codeact mcp serve` reads back from the run it starts for a call.
+    Mcp,
+}
+
+/// Writes a run's report in the form `report` asks for.
+pub(crate) fn report(outcome: &Outcome, report: Report, max_output: usize) -> anyhow::Result<()> {
+    match report {
+        Report::Json => json(&outcome.to_json(max_output)),
+        Report::Mcp => {
+            let mut read = outcome.text(max_output);
+            for extra in [Some(outcome.stderr.as_str()), outcome.error.as_ref().map(|e| e.traceback.as_str())] {
+                if let Some(extra) = extra.filter(|extra| !extra.is_empty()) {
+                    read.push_str(extra);
+                    if !read.ends_with('\n') {
+                        read.push('\n');
+                    }
+                }
+            }
+            let object = serde_json::json!({"result": outcome.to_json(max_output), "text": read});
+            let mut line = serde_json::to_string(&object).context("failed to write JSON")?;
+            line.push('\n');
+            data(line.as_bytes())
+        }
+        Report::Text => {
+            text(&outcome.text(max_output))?;
+            if !outcome.stderr.is_empty() {
+                diagnostic(&outcome.stderr);
+            }
+            if let Some(error) = &outcome.error {
+                diagnostic(&error.traceback);
+            }
+            Ok(())
+        }
     }
-    text(&outcome.text(max_output))?;
-    if !outcome.stderr.is_empty() {
-        diagnostic(&outcome.stderr);
-    }
-    if let Some(error) = &outcome.error {
-        diagnostic(&error.traceback);
-    }
-    Ok(())
 }
 
 /// Writes text to stderr (program stderr, tracebacks), ending it with a newline.

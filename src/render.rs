@@ -52,6 +52,8 @@ enum Reader {
     Model,
     /// The codeact agent, whose only tool is bash.
     Agent,
+    /// A model that reaches codeact as an MCP server's `run` tool.
+    Mcp,
 }
 
 /// A tool as the templates see it.
@@ -129,6 +131,7 @@ impl Reference<'_> {
             marker => marker,
             mcp_servers => mcp,
             agent => reader == Reader::Agent,
+            mcp => reader == Reader::Mcp,
         }
     }
 
@@ -146,6 +149,11 @@ impl Reference<'_> {
     /// The Markdown reference a model reads (`codeact instructions`, session-start context).
     pub(crate) fn reference(&self) -> Result<String> {
         self.render("reference.md.j2", "", Reader::Model)
+    }
+
+    /// The reference for a model that calls codeact's MCP server: the server's instructions.
+    pub(crate) fn mcp_reference(&self) -> Result<String> {
+        self.render("reference.md.j2", "", Reader::Mcp)
     }
 
     /// The always-on instructions file, with its marker.

@@ -10,4 +10,5 @@ pub(crate) mod install;
 pub(crate) mod instructions;
 pub(crate) mod preflight;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod trust;

@@ -11,7 +11,7 @@ use crate::catalog::Discovery;
 use crate::cli::RunArgs;
 use crate::exit::{self, UsageError};
 use crate::hint::Hint;
-use crate::output;
+use crate::output::{self, Report};
 use crate::sandbox::{GuestCache, Host, Parts, Watchdog};
 use crate::tools::workspace::Workspace;
 use crate::tools::{ToolContext, github};
@@ -50,13 +50,18 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         started,
         python: backend.python_runner(),
     });
-    let (json, max_output) = (args.json, config.limits.max_output);
+    let report = match (args.json, args.mcp_result) {
+        (_, true) => Report::Mcp,
+        (true, false) => Report::Json,
+        (false, false) => Report::Text,
+    };
+    let max_output = config.limits.max_output;
     let watchdog = Watchdog::start(&host, backend.name(), move |outcome| {
-        let _ = output::report(outcome, json, max_output);
+        let _ = output::report(outcome, report, max_output);
     });
     let outcome = prepared.run(&program, &mut host);
     watchdog.finish();
-    output::report(&outcome, json, max_output)?;
+    output::report(&outcome, report, max_output)?;
     Ok(if outcome.success() { exit::SUCCESS } else { exit::PROGRAM_FAILED })
 }
 

@@ -30,6 +30,7 @@ mod mcpconfig;
 mod output;
 mod plugin;
 mod security;
+mod serve;
 mod tools;
 mod trust;
 mod usertools;

@@ -1,0 +1,230 @@
+//! One `run` call: a `codeact run --mcp-result` process of its own, fed the program on stdin.
+//!
+//! A process per call is what makes calls independent: the run's limits (the watchdog that ends
+//! a run past its deadline, the memory ceiling of its interpreter), its tool-call budget, its
+//! MCP connections and its crash, if it crashes, are its own, and the server outlives them all.
+//! The run is exactly `codeact run` with the server's workspace, backend and tools folders, so
+//! trust, confinement and limits are those of the command line.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rustix::process::Signal;
+use serde_json::Value as Json;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use crate::reap;
+
+/// How long a run gets to end on SIGTERM, once cancelled, before its process group is killed.
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// How long past its own timeout a run may take before the server kills it: the run's watchdog
+/// ends it a second after its deadline, and a guest backend may first compile.
+const OVERDUE: Duration = Duration::from_mins(2);
+
+/// The most of a run's stderr (codeact's own warnings) kept for the text a model reads.
+const STDERR_KEPT: usize = 8 * 1024;
+
+/// How to start a run: this binary and the arguments every call shares.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    pub(crate) program: PathBuf,
+    /// `--workspace`, `--backend`, `--tools`: as the server was started.
+    pub(crate) args: Vec<OsString>,
+    /// The most bytes a run's report may take; a longer one is refused, not read.
+    pub(crate) max_report: usize,
+}
+
+/// What a finished run reported.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    /// The `codeact run --json` object.
+    pub(crate) result: Json,
+    /// What a model reads: stdout and the last expression, then the program's stderr and its
+    /// traceback, then codeact's own warnings.
+    pub(crate) text: String,
+    pub(crate) success: bool,
+}
+
+/// Why a run has no report.
+#[derive(Debug)]
+pub(crate) enum Failed {
+    /// The client cancelled the call; the run was stopped.
+    Cancelled,
+    /// The run could not start, or ended without a report (a usage error, an invalid config, a
+    /// crash): what it said on stderr.
+    NoReport(String),
+}
+
+/// Runs `code` with an optional `timeout` (seconds, checked), calling `progress` with the time
+/// elapsed every `every` until it ends; `cancel` stops it.
+pub(crate) async fn run(
+    launch: &Launch,
+    code: &str,
+    timeout: Option<Duration>,
+    cancel: &CancellationToken,
+    every: Duration,
+    mut progress: impl FnMut(Duration),
+) -> Result<Finished, Failed> {
+    let mut command = Command::new(&launch.program);
+    command.arg("run").arg("--mcp-result").args(&launch.args);
+    if let Some(timeout) = timeout {
+        command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
+    }
+    command
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = command
+        .spawn()
+        .map_err(|err| Failed::NoReport(format!("could not start `{}`: {err}", launch.program.display())))?;
+    let pid = child.id().unwrap_or_default();
+    reap::register(pid);
+    let _forget = Forget(pid);
+
+    let (Some(mut stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(Failed::NoReport("the run's pipes could not be opened".into()));
+    };
+    let code = code.to_owned();
+    // A program larger than the pipe's buffer is written while the run reads it.
+    let feed = tokio::spawn(async move {
+        let _ = stdin.write_all(code.as_bytes()).await;
+    });
+    let max_report = launch.max_report;
+    let report = tokio::spawn(async move { read_bounded(stdout, max_report).await });
+    let warnings = tokio::spawn(async move { read_tail(stderr, STDERR_KEPT).await });
+
+    let started = Instant::now();
+    let overdue = started + timeout.unwrap_or(Duration::from_mins(10)) + OVERDUE;
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status,
+            () = cancel.cancelled() => {
+                stop(&mut child, pid).await;
+                feed.abort();
+                return Err(Failed::Cancelled);
+            }
+            _ = ticks.tick() => {
+                if Instant::now() >= overdue {
+                    stop(&mut child, pid).await;
+                    return Err(Failed::NoReport(format!(
+                        "the run did not end {} s past its deadline and was killed",
+                        OVERDUE.as_secs()
+                    )));
+                }
+                progress(started.elapsed());
+            }
+        }
+    };
+    let _ = feed.await;
+    let report = report.await.unwrap_or(Ok(Vec::new()));
+    let warnings = warnings.await.unwrap_or_default();
+    let status = status.map_err(|err| Failed::NoReport(format!("the run could not be waited for: {err}")))?;
+    let report = report.map_err(|()| {
+        Failed::NoReport(format!(
+            "the run's report was over {} and was not read",
+            crate::limits::format_size(max_report)
+        ))
+    })?;
+    let Ok(Json::Object(mut object)) = serde_json::from_slice::<Json>(&report) else {
+        let said = warnings.trim();
+        return Err(Failed::NoReport(if said.is_empty() {
+            format!("the run ended ({status}) without a report")
+        } else {
+            said.to_owned()
+        }));
+    };
+    let result = object.remove("result").unwrap_or_default();
+    let mut text = match object.remove("text") {
+        Some(Json::String(text)) => text,
+        _ => String::new(),
+    };
+    if !warnings.trim().is_empty() {
+        text.push_str(&warnings);
+    }
+    let success = result["success"].as_bool().unwrap_or(false);
+    Ok(Finished { result, text, success })
+}
+
+/// Ends a run: SIGTERM (which ends the commands and servers it started), a grace, then SIGKILL
+/// to its process group.
+async fn stop(child: &mut tokio::process::Child, pid: u32) {
+    reap::signal_group(pid, Signal::TERM);
+    if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_err() {
+        reap::signal_group(pid, Signal::KILL);
+        let _ = child.wait().await;
+    }
+}
+
+/// Forgets a run's process group once the call is over, whichever way it ended.
+struct Forget(u32);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        reap::forget(self.0);
+    }
+}
+
+/// Everything `reader` gives, or `Err` once it passes `limit` bytes (the rest is drained, so the
+/// run is not blocked on a full pipe).
+async fn read_bounded(mut reader: impl AsyncRead + Unpin, limit: usize) -> Result<Vec<u8>, ()> {
+    let mut kept = Vec::new();
+    let mut over = false;
+    let mut buffer = vec![0_u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(read) if !over && kept.len() + read <= limit => kept.extend_from_slice(&buffer[..read]),
+            Ok(_) => {
+                over = true;
+                kept = Vec::new();
+            }
+        }
+    }
+    if over { Err(()) } else { Ok(kept) }
+}
+
+/// The last `keep` bytes `reader` gives, as text.
+async fn read_tail(mut reader: impl AsyncRead + Unpin, keep: usize) -> String {
+    let mut tail = Vec::new();
+    let mut buffer = vec![0_u8; 8 * 1024];
+    while let Ok(read) = reader.read(&mut buffer).await {
+        if read == 0 {
+            break;
+        }
+        tail.extend_from_slice(&buffer[..read]);
+        if tail.len() > 2 * keep {
+            tail.drain(..tail.len() - keep);
+        }
+    }
+    if tail.len() > keep {
+        tail.drain(..tail.len() - keep);
+    }
+    String::from_utf8_lossy(&tail).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_report_over_the_limit_is_refused_and_drained() {
+        assert_eq!(read_bounded(&b"0123456789"[..], 10).await, Ok(b"0123456789".to_vec()));
+        assert_eq!(read_bounded(&b"0123456789a"[..], 10).await, Err(()));
+    }
+
+    #[tokio::test]
+    async fn stderr_keeps_its_tail() {
+        let text = "x".repeat(100) + "end";
+        assert_eq!(read_tail(text.as_bytes(), 5).await, "xxend");
+    }
+}

@@ -1,0 +1,203 @@
+//! `codeact mcp serve --http ADDR`: the server over streamable HTTP, at `/mcp`.
+//!
+//! A server on loopback is still reachable from a web page the user opens, through DNS
+//! rebinding: the page's host name resolves to 127.0.0.1 and its requests carry that name. So
+//! every request's `Host` must be a loopback name or address (or the bound address, or one the
+//! user allowed with `--allow-host`), and a request with an `Origin` must come from one of those
+//! hosts; rmcp refuses the others with 403. An address other than loopback needs
+//! `--allow-remote`, and every request must then carry `Authorization: Bearer` with the token in
+//! `CODEACT_MCP_TOKEN`; on loopback the token is checked whenever it is set.
+
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use bytes::Bytes;
+use http::{Request, Response, StatusCode, header};
+use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use sha2::{Digest as _, Sha256};
+use tokio::net::TcpListener;
+use tower_service::Service as _;
+
+use super::{Server, announce};
+use crate::cli::ServeArgs;
+use crate::env;
+use crate::exit::UsageError;
+use crate::hint::Hint;
+
+/// The path the server answers at; every other is 404.
+const PATH: &str = "/mcp";
+
+/// The shortest token accepted for a server other than on loopback.
+const MIN_TOKEN: usize = 32;
+
+/// The bearer token requests must carry, when there is one; refuses a remote address without
+/// `--allow-remote` or without a long enough token.
+pub(super) fn token(args: &ServeArgs) -> Result<Option<String>> {
+    let token = env::var(env::MCP_TOKEN);
+    let Some(addr) = args.http else { return Ok(None) };
+    if addr.ip().is_loopback() {
+        return Ok(token);
+    }
+    if !args.allow_remote {
+        return Err(UsageError {
+            message: format!("`{addr}` is not a loopback address: the server would be reachable from other machines"),
+            hint: Some(Hint::new(format!(
+                "serve on 127.0.0.1:{}, or pass --allow-remote and set {} to a secret of {MIN_TOKEN}+ characters",
+                addr.port(),
+                env::MCP_TOKEN
+            ))),
+        }
+        .into());
+    }
+    match token {
+        Some(token) if token.chars().count() >= MIN_TOKEN => Ok(Some(token)),
+        _ => Err(UsageError {
+            message: format!(
+                "--allow-remote needs {} set to a secret of at least {MIN_TOKEN} characters",
+                env::MCP_TOKEN
+            ),
+            hint: Some(Hint::new(format!("{}=$(openssl rand -hex 32)", env::MCP_TOKEN))),
+        }
+        .into()),
+    }
+}
+
+/// The `Host` values accepted: loopback names and addresses, the bound address, and those the
+/// user allowed.
+fn allowed_hosts(addr: SocketAddr, extra: &[String]) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].map(str::to_owned).to_vec();
+    if !addr.ip().is_unspecified() {
+        hosts.push(host_text(addr.ip()));
+    }
+    hosts.extend(extra.iter().cloned());
+    hosts
+}
+
+/// An address as it appears in a `Host` header.
+fn host_text(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
+    }
+}
+
+/// The `Origin` values accepted: `http` and `https` on any port of an accepted host.
+fn allowed_origins(hosts: &[String]) -> Vec<String> {
+    let mut origins = Vec::new();
+    for host in hosts {
+        // `::1` is spelled `[::1]` in an origin; the bare form is only a Host spelling.
+        if host.contains(':') && !host.starts_with('[') {
+            continue;
+        }
+        for scheme in ["http", "https"] {
+            origins.push(format!("{scheme}://{host}:*"));
+        }
+    }
+    origins
+}
+
+/// Serves `server` at `http://addr/mcp` until the process is stopped.
+pub(super) async fn serve(server: Server, addr: SocketAddr, args: &ServeArgs, token: Option<String>) -> Result<()> {
+    let listener = TcpListener::bind(addr).await.with_context(|| format!("failed to listen on {addr}"))?;
+    let bound = listener.local_addr().context("failed to read the bound address")?;
+    let hosts = allowed_hosts(bound, &args.allow_hosts);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(allowed_origins(&hosts))
+        .enforce_origin_validation()
+        .with_allowed_hosts(hosts);
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    let token = token.map(|token| Arc::new(Sha256::digest(format!("Bearer {token}").as_bytes())));
+    announce(&format!("http://{bound}{PATH}"));
+    loop {
+        // Out of file descriptors, or a connection reset before it was accepted: the next one
+        // may do.
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            continue;
+        };
+        let service = service.clone();
+        let token = token.clone();
+        let handle = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let mut service = service.clone();
+            let token = token.clone();
+            async move {
+                if let Some(refused) = refuse(&request, token.as_deref()) {
+                    return Ok::<_, Infallible>(refused);
+                }
+                service.call(request).await
+            }
+        });
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handle).await;
+        });
+    }
+}
+
+/// The answer to a request that does not reach the server: another path, or a missing or
+/// wrong token.
+fn refuse<B>(
+    request: &Request<B>,
+    token: Option<&sha2::digest::Output<Sha256>>,
+) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+    if request.uri().path() != PATH {
+        return Some(plain(StatusCode::NOT_FOUND, format!("codeact serves MCP at {PATH}")));
+    }
+    let expected = token?;
+    let given = request.headers().get(header::AUTHORIZATION).map(|value| Sha256::digest(value.as_bytes()));
+    // Comparing digests keeps the comparison's time from telling how much of the token matched.
+    if given.as_ref() == Some(expected) {
+        return None;
+    }
+    let mut response = plain(StatusCode::UNAUTHORIZED, "a bearer token is required".to_owned());
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
+    Some(response)
+}
+
+fn plain(status: StatusCode, text: String) -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_and_their_origins_are_accepted_and_nothing_else() {
+        let hosts = allowed_hosts("127.0.0.1:0".parse().unwrap(), &[]);
+        assert_eq!(hosts, ["localhost", "127.0.0.1", "::1", "[::1]", "127.0.0.1"]);
+        let origins = allowed_origins(&hosts);
+        assert!(origins.contains(&"http://localhost:*".to_owned()));
+        assert!(origins.contains(&"https://[::1]:*".to_owned()));
+        assert!(!origins.iter().any(|origin| origin.contains("://::1")));
+    }
+
+    #[test]
+    fn requests_elsewhere_or_without_the_token_are_refused() {
+        let expected = Sha256::digest(b"Bearer s3cret");
+        let request = |path: &str, auth: Option<&str>| {
+            let mut builder = Request::builder().uri(path);
+            if let Some(auth) = auth {
+                builder = builder.header(header::AUTHORIZATION, auth);
+            }
+            builder.body(()).unwrap()
+        };
+        assert_eq!(refuse(&request("/other", None), None).unwrap().status(), StatusCode::NOT_FOUND);
+        assert!(refuse(&request("/mcp", None), None).is_none());
+        assert_eq!(refuse(&request("/mcp", None), Some(&expected)).unwrap().status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            refuse(&request("/mcp", Some("Bearer nope")), Some(&expected)).unwrap().status(),
+            StatusCode::UNAUTHORIZED
+        );
+        assert!(refuse(&request("/mcp", Some("Bearer s3cret")), Some(&expected)).is_none());
+    }
+}

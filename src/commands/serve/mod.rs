@@ -1,0 +1,336 @@
+//! `codeact mcp serve`: codeact as an MCP server, over stdio or streamable HTTP.
+//!
+//! It offers two tools. `run` takes a program (`code`, and an optional `timeout`) and runs it as
+//! one `codeact run` of its own ([`child`]): the result's text is what a model reads from the
+//! command line, its structured content the `--json` object, and a failed program is an error
+//! result. `describe` gives the tool reference, or the full documentation of the tools it is
+//! asked about, so that `run`'s own description stays short. The reference is also the server's
+//! instructions.
+//!
+//! Calls from every client share [`ServeArgs::max_concurrent`] slots; a call waits for one. A
+//! call whose request carries a progress token gets a progress notification every
+//! [`PROGRESS_EVERY`] while its program runs, and `notifications/cancelled` stops its program.
+
+mod child;
+mod http;
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
+use serde_json::{Value as Json, json};
+use tokio::sync::Semaphore;
+
+use self::child::{Failed, Finished, Launch};
+use super::common::{self, PROBE_TIME};
+use crate::backend;
+use crate::catalog::Discovery;
+use crate::cli::ServeArgs;
+use crate::exit;
+use crate::limits::{self, MAX_TIMEOUT_SECS, format_seconds};
+use crate::output;
+use crate::render::Reference;
+use crate::tools::github;
+
+/// How often a running program's call reports progress, when its client asked for progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
+    let config = common::config(&args.common, Some(&args.tools))?;
+    let backend = backend::select(config.backend)?;
+    let token = http::token(args)?;
+    // Listing what the workspace offers may start its MCP servers: before serving, on this
+    // thread, since that has a runtime of its own.
+    let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let binary = common::invocation();
+    let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary };
+    let instructions = reference.mcp_reference()?;
+    let docs: Vec<(String, Json)> = built
+        .catalog
+        .tools()
+        .map(|tool| {
+            let doc = tool.describe();
+            (doc.name.to_owned(), doc.to_json())
+        })
+        .collect();
+    let names: Vec<String> = docs.iter().map(|(name, _)| name.clone()).collect();
+    drop(built);
+
+    let mut shared = vec![OsString::from("--workspace"), config.workspace.clone().into_os_string()];
+    shared.extend([OsString::from("--backend"), OsString::from(backend.name())]);
+    for dir in &args.tools.dirs {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        shared.extend([OsString::from("--tools"), dir.into_os_string()]);
+    }
+    let program = std::env::current_exe().context("failed to find this binary to run programs with")?;
+    let max_output = config.limits.max_output;
+    let server = Server {
+        shared: Arc::new(Shared {
+            launch: Launch {
+                program,
+                args: shared,
+                // The report holds the output twice (the object and the text), a return value
+                // and the program's stderr, each within the output limit.
+                max_report: max_output.saturating_mul(8).saturating_add(1 << 20),
+            },
+            tools: vec![run_tool(&names), describe_tool()],
+            instructions,
+            docs,
+            default_timeout: config.limits.timeout,
+            slots: Semaphore::new(usize::from(args.max_concurrent)),
+        }),
+    };
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the server's runtime")?;
+    let served = runtime.block_on(async {
+        match args.http {
+            Some(addr) => http::serve(server, addr, args, token).await,
+            None => serve_stdio(server).await,
+        }
+    });
+    // A client that went away leaves nothing running.
+    crate::reap::terminate_all();
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
+    Ok(exit::SUCCESS)
+}
+
+/// Serves one client on stdin and stdout until it closes them.
+async fn serve_stdio(server: Server) -> Result<()> {
+    let running = server.serve(rmcp::transport::stdio()).await.context("the MCP client did not initialize")?;
+    running.waiting().await.context("the MCP connection failed")?;
+    Ok(())
+}
+
+/// The server, one clone per connection, all sharing one [`Shared`].
+#[derive(Debug, Clone)]
+pub(crate) struct Server {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    launch: Launch,
+    tools: Vec<Tool>,
+    instructions: String,
+    /// Each tool's documentation, as `discover` prints it, by name.
+    docs: Vec<(String, Json)>,
+    /// A run's timeout when its call gives none, as `codeact run` would take it.
+    default_timeout: Duration,
+    /// The programs that may run at once.
+    slots: Semaphore,
+}
+
+/// The `run` tool: a short description that names the functions, so that a client which does
+/// not pass the server's instructions on still tells the model what it can call.
+fn run_tool(names: &[String]) -> Tool {
+    let description = format!(
+        "Run a Python program in codeact's sandbox. The workspace's tools are Python functions in it: {}. \
+         Print only what you need; the last expression is shown too. Signatures: the server's instructions, or `describe`.",
+        names.join(", ")
+    );
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "description": "The Python program."},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": MAX_TIMEOUT_SECS,
+                "description": "Wall-clock limit in seconds, counting tool time (default: codeact's configured limit)."
+            }
+        },
+        "required": ["code"],
+        "additionalProperties": false
+    });
+    let output = json!({
+        "type": "object",
+        "properties": {
+            "success": {"type": "boolean"},
+            "stdout": {"type": "string"},
+            "stderr": {"type": "string"},
+            "return_value": {"description": "The last expression's value, as JSON (its repr when too large)."},
+            "error": {
+                "type": ["object", "null"],
+                "properties": {
+                    "type": {"type": "string"},
+                    "message": {"type": "string"},
+                    "line": {"type": ["integer", "null"]},
+                    "traceback": {"type": "string"}
+                }
+            },
+            "backend": {"type": "string"},
+            "duration_ms": {"type": "integer"},
+            "tool_calls": {"type": "integer"},
+            "truncated": {"type": "boolean"},
+            "guest_cache": {"type": "string"}
+        },
+        "required": ["success", "stdout", "stderr", "return_value", "error", "backend", "duration_ms", "tool_calls", "truncated"]
+    });
+    Tool::new("run", description, object(input))
+        .with_raw_output_schema(Arc::new(object(output)))
+        .with_title("Run a codeact program")
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true))
+}
+
+/// The `describe` tool.
+fn describe_tool() -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "names": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Tools to describe in full: signature, description, parameters' JSON Schema, result. Without names: the reference of every tool."
+            }
+        },
+        "additionalProperties": false
+    });
+    Tool::new(
+        "describe",
+        "The functions a codeact program can call: their reference, or the full documentation of the named ones.",
+        object(input),
+    )
+    .with_title("Describe codeact's tools")
+    .with_annotations(ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false))
+}
+
+fn object(value: Json) -> JsonObject {
+    match value {
+        Json::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("codeact", env!("CARGO_PKG_VERSION")).with_title("codeact"))
+            .with_instructions(self.shared.instructions.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let arguments = request.arguments.unwrap_or_default();
+        match request.name.as_ref() {
+            "run" => self.call_run(&arguments, context).await.map(CallToolResponse::from),
+            "describe" => self.call_describe(&arguments).map(CallToolResponse::from),
+            other => {
+                Err(McpError::invalid_params(format!("no tool `{other}`: this server has `run` and `describe`"), None))
+            }
+        }
+    }
+}
+
+impl Server {
+    async fn call_run(
+        &self,
+        arguments: &JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        if let Some(unknown) = arguments.keys().find(|key| !matches!(key.as_str(), "code" | "timeout")) {
+            return Err(McpError::invalid_params(format!("`run` takes `code` and `timeout`, not `{unknown}`"), None));
+        }
+        let Some(Json::String(code)) = arguments.get("code") else {
+            return Err(McpError::invalid_params("`run` needs `code`: the Python program, as a string", None));
+        };
+        let timeout = match arguments.get("timeout") {
+            None | Some(Json::Null) => None,
+            Some(Json::Number(seconds)) => Some(
+                seconds
+                    .as_f64()
+                    .ok_or_else(|| "not a number".to_owned())
+                    .and_then(limits::parse_timeout)
+                    .map_err(|why| McpError::invalid_params(format!("`timeout`: {why}"), None))?,
+            ),
+            Some(_) => return Err(McpError::invalid_params("`timeout` is a number of seconds", None)),
+        };
+        let cancel = context.ct.clone();
+        let _slot = tokio::select! {
+            slot = self.shared.slots.acquire() => slot.map_err(|_| McpError::internal_error("the server is stopping", None))?,
+            () = cancel.cancelled() => return Err(McpError::internal_error("cancelled", None)),
+        };
+        let total = timeout.unwrap_or(self.shared.default_timeout);
+        let progress_token = context.meta.get_progress_token();
+        let peer = context.peer.clone();
+        let report = move |elapsed: Duration| {
+            let Some(token) = progress_token.clone() else { return };
+            let peer = peer.clone();
+            let mut param = ProgressNotificationParam::new(token, elapsed.as_secs_f64().floor());
+            param.total = Some(total.as_secs_f64());
+            param.message = Some(format!("running for {}", format_seconds(Duration::from_secs(elapsed.as_secs()))));
+            tokio::spawn(async move {
+                let _ = peer.notify_progress(param).await;
+            });
+        };
+        match child::run(&self.shared.launch, code, timeout, &cancel, PROGRESS_EVERY, report).await {
+            Ok(Finished { result, text, success }) => {
+                let mut answer = CallToolResult::structured(result);
+                answer.content =
+                    vec![ContentBlock::text(if text.is_empty() { "(no output)".to_owned() } else { text })];
+                answer.is_error = Some(!success);
+                Ok(answer)
+            }
+            Err(Failed::Cancelled) => Err(McpError::internal_error("cancelled: the program was stopped", None)),
+            Err(Failed::NoReport(why)) => Ok(CallToolResult::error(vec![ContentBlock::text(why)])),
+        }
+    }
+
+    fn call_describe(&self, arguments: &JsonObject) -> Result<CallToolResult, McpError> {
+        if let Some(unknown) = arguments.keys().find(|key| key.as_str() != "names") {
+            return Err(McpError::invalid_params(format!("`describe` takes `names`, not `{unknown}`"), None));
+        }
+        let names: Vec<&str> = match arguments.get("names") {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(items)) => items.iter().filter_map(Json::as_str).collect(),
+            Some(_) => return Err(McpError::invalid_params("`names` is a list of tool names", None)),
+        };
+        if names.is_empty() {
+            return Ok(CallToolResult::success(vec![ContentBlock::text(self.shared.instructions.clone())]));
+        }
+        let mut found = Vec::new();
+        for name in names {
+            let Some((_, doc)) = self.shared.docs.iter().find(|(known, _)| known == name) else {
+                let known: Vec<&str> = self.shared.docs.iter().map(|(known, _)| known.as_str()).collect();
+                return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "no tool `{name}`; the tools are: {}",
+                    known.join(", ")
+                ))]));
+            };
+            found.push(doc.clone());
+        }
+        let text = serde_json::to_string_pretty(&found).unwrap_or_default();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+}
+
+/// Says where the HTTP server listens, for the people and tests that start it.
+fn announce(url: &str) {
+    output::diagnostic(&format!("codeact: serving MCP at {url}"));
+}

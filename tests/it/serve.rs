@@ -1,0 +1,371 @@
+//! `codeact mcp serve`, driven by the official Python MCP SDK (`tests/mcp/client.py`) over
+//! stdio and streamable HTTP: the tools it lists, programs with tools on a test workspace,
+//! errors, timeouts, cancellation, progress, concurrent clients, bounded output and confinement;
+//! and, with plain HTTP requests, the Host, Origin and token checks.
+//!
+//! The SDK tests are `#[ignore]`d: they need `target/mcp-venv`, which `.ci/run` makes.
+
+use std::fmt::Write as _;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::support::{BIN, TestEnv, mcp_python, mcp_script, process_alive};
+
+/// The workspace the programs work on.
+fn workspace() -> TestEnv {
+    TestEnv::new()
+        .file("notes/todo.txt", "first line\nTODO: ship the server\n")
+        .file("src/lib.rs", "// TODO: document\nfn main() {}\n")
+}
+
+/// How a test reaches the server.
+enum Transport {
+    Stdio,
+    Http(Server),
+}
+
+/// A `codeact mcp serve --http` process, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `codeact mcp serve --http 127.0.0.1:0` in `env` with `extra` arguments and reads the
+/// URL it announces.
+fn http_server(env: &TestEnv, extra: &[&str]) -> Server {
+    let mut args = vec!["mcp", "serve", "--http", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let child = env.command(&args).stdin(Stdio::null()).stderr(Stdio::piped()).spawn().expect("start the server");
+    let mut server = Server { child, url: String::new() };
+    let mut stderr = BufReader::new(server.child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let read = stderr.read_line(&mut line).expect("read the server's stderr");
+        assert!(read > 0, "the server ended before it listened");
+        if let Some(url) = line.trim().strip_prefix("codeact: serving MCP at ") {
+            url.clone_into(&mut server.url);
+            // Keep draining its stderr so that it never blocks on a full pipe.
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return server;
+        }
+    }
+}
+
+/// Runs one scenario of `tests/mcp/client.py` and returns what it printed.
+fn client(env: &TestEnv, transport: &Transport, scenario: Value) -> Value {
+    let mut request = scenario;
+    match transport {
+        Transport::Stdio => {
+            let command = env.command(&[]);
+            let envs: serde_json::Map<String, Value> = command
+                .get_envs()
+                .filter_map(|(key, value)| Some((key.to_str()?.to_owned(), json!(value?.to_str()?))))
+                .collect();
+            request["transport"] = json!("stdio");
+            request["command"] = json!(BIN);
+            request["args"] = json!(["mcp", "serve"]);
+            request["env"] = Value::Object(envs);
+            request["cwd"] = json!(env.workspace());
+        }
+        Transport::Http(server) => {
+            request["transport"] = json!("http");
+            request["url"] = json!(server.url);
+        }
+    }
+    let python = mcp_python();
+    assert!(python.is_file(), "the MCP test venv is missing: make it as `.ci/run` does (target/mcp-venv)");
+    let mut child = Command::new(python)
+        .arg(mcp_script("client.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the Python client");
+    child.stdin.take().expect("stdin").write_all(request.to_string().as_bytes()).expect("write the request");
+    let output = child.wait_with_output().expect("wait for the Python client");
+    assert!(
+        output.status.success(),
+        "the client failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("the client prints JSON")
+}
+
+fn calls(env: &TestEnv, transport: &Transport, calls: &[Value]) -> Vec<Value> {
+    let seen = client(env, transport, json!({"scenario": "calls", "calls": calls}));
+    seen["results"].as_array().expect("results").clone()
+}
+
+fn run(code: &str) -> Value {
+    json!({"tool": "run", "arguments": {"code": code}})
+}
+
+fn both(test: impl Fn(&TestEnv, &Transport)) {
+    let env = workspace();
+    test(&env, &Transport::Stdio);
+    let server = http_server(&env, &[]);
+    test(&env, &Transport::Http(server));
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn lists_run_and_describe_with_schemas_and_the_reference_as_instructions() {
+    both(|env, transport| {
+        let seen = client(env, transport, json!({"scenario": "list"}));
+        assert_eq!(seen["server"], "codeact");
+        let instructions = seen["instructions"].as_str().expect("instructions");
+        assert!(instructions.starts_with("# codeact: tools as Python functions"), "{instructions}");
+        assert!(instructions.contains("`run` tool") && instructions.contains("- `grep(pattern"), "{instructions}");
+        assert!(!instructions.contains("<<'PY'"), "no shell here-document over MCP: {instructions}");
+        let names: Vec<&str> =
+            seen["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
+        assert_eq!(names, ["run", "describe"]);
+        let run = &seen["tools"][0];
+        assert_eq!(run["input_schema"]["required"], json!(["code"]));
+        assert_eq!(run["output_schema"]["properties"]["success"]["type"], "boolean");
+        let description = run["description"].as_str().expect("description");
+        assert!(
+            description.contains("view") && description.contains("grep") && description.len() < 400,
+            "{description}"
+        );
+    });
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn programs_call_tools_on_the_workspace_and_errors_come_back_as_tracebacks() {
+    both(|env, transport| {
+        let results = calls(
+            env,
+            transport,
+            &[
+                run(
+                    "hits = grep(pattern='TODO')\nfor m in sorted(hits, key=lambda m: m['path']):\n    print(m['path'], m['line'])\nlen(view(path='notes/todo.txt').splitlines())",
+                ),
+                run("print('before')\n1/0"),
+                json!({"tool": "describe", "arguments": {"names": ["grep"]}}),
+                json!({"tool": "describe", "arguments": {"names": ["nope"]}}),
+                json!({"tool": "run", "arguments": {"code": "1", "timeout": -1}}),
+            ],
+        );
+        let found = &results[0];
+        assert_eq!(found["is_error"], false, "{found}");
+        assert_eq!(found["text"], "notes/todo.txt 2\nsrc/lib.rs 1\n2\n");
+        assert_eq!(found["structured"]["success"], true);
+        assert_eq!(found["structured"]["stdout"], "notes/todo.txt 2\nsrc/lib.rs 1\n");
+        assert_eq!(found["structured"]["return_value"], 2);
+        assert_eq!(found["structured"]["tool_calls"], 2);
+
+        let failed = &results[1];
+        assert_eq!(failed["is_error"], true);
+        let text = failed["text"].as_str().expect("text");
+        assert!(text.starts_with("before\nTraceback (most recent call last):\n"), "{text}");
+        assert!(text.ends_with("ZeroDivisionError: division by zero\n"), "{text}");
+        assert_eq!(failed["structured"]["error"]["type"], "ZeroDivisionError");
+
+        let doc: Value = serde_json::from_str(results[2]["text"].as_str().expect("text")).expect("JSON docs");
+        assert_eq!(doc[0]["name"], "grep");
+        assert!(doc[0]["parameters"]["properties"]["pattern"].is_object(), "{doc}");
+        assert_eq!(results[3]["is_error"], true);
+        assert!(results[3]["text"].as_str().expect("text").contains("no tool `nope`; the tools are: view,"));
+        let refused = results[4]["protocol_error"].as_str().expect("a protocol error");
+        assert!(refused.contains("timeout must be between 0 and"), "{refused}");
+    });
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn a_timeout_ends_the_program_and_a_huge_print_is_cut() {
+    both(|env, transport| {
+        let results = calls(
+            env,
+            transport,
+            &[
+                json!({"tool": "run", "arguments": {"code": "print('start')\nwhile True:\n    pass", "timeout": 1}}),
+                run("print('x' * 10_000_000)"),
+            ],
+        );
+        let timed_out = &results[0];
+        assert_eq!(timed_out["is_error"], true);
+        assert!(timed_out["text"].as_str().expect("text").contains("TimeoutError"), "{timed_out}");
+        assert!(timed_out["seconds"].as_f64().expect("seconds") < 10.0, "{timed_out}");
+        let big = &results[1];
+        assert_eq!(big["is_error"], false);
+        assert_eq!(big["structured"]["truncated"], true);
+        let text = big["text"].as_str().expect("text");
+        assert!(text.len() < 25_000, "{} bytes came back", text.len());
+        assert!(
+            text.starts_with("xxxx") && text.contains("bytes of output elided"),
+            "{}",
+            &text[..200.min(text.len())]
+        );
+    });
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn paths_outside_the_workspace_are_refused() {
+    both(|env, transport| {
+        let outside = env.outside().join("secret.txt");
+        std::fs::write(&outside, "secret").expect("write outside");
+        let results = calls(
+            env,
+            transport,
+            &[
+                run(&format!("view(path={:?})", outside.display().to_string())),
+                run("view(path='../outside/secret.txt')"),
+                run("create(path='../outside/planted.txt', file_text='x')"),
+            ],
+        );
+        for result in &results {
+            assert_eq!(result["is_error"], true, "{result}");
+            assert!(!result["text"].as_str().expect("text").contains("secret\n"), "{result}");
+            assert!(result["text"].as_str().expect("text").contains("PermissionError"), "{result}");
+        }
+        assert!(!env.outside().join("planted.txt").exists());
+    });
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn a_long_program_reports_progress() {
+    both(|env, transport| {
+        let seen = client(
+            env,
+            transport,
+            json!({"scenario": "progress", "arguments": {"code": "bash(command='sleep 3')\nprint('done')", "timeout": 20}}),
+        );
+        assert_eq!(seen["result"]["text"], "done\n", "{seen}");
+        let progress = seen["progress"].as_array().expect("progress");
+        assert!(progress.len() >= 2, "{seen}");
+        assert_eq!(progress[0]["total"], 20.0);
+        assert!(progress[1]["progress"].as_f64() > progress[0]["progress"].as_f64(), "{seen}");
+        assert!(progress[0]["message"].as_str().expect("message").starts_with("running for "), "{seen}");
+    });
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn a_cancelled_call_stops_its_program_and_the_server_goes_on() {
+    both(|env, transport| {
+        let pid_file = env.workspace().join("sleeper.pid");
+        let _ = std::fs::remove_file(&pid_file);
+        let code = "bash(command='echo $$ > sleeper.pid; exec sleep 60')\nprint('finished')";
+        let seen = client(
+            env,
+            transport,
+            json!({"scenario": "cancel", "after": 2, "arguments": {"code": code, "timeout": 120}}),
+        );
+        assert_eq!(seen["abandoned"], true, "{seen}");
+        let pid = std::fs::read_to_string(&pid_file).expect("the program started its command");
+        assert!(!process_alive(&pid), "the cancelled program's command {} is still running", pid.trim());
+        assert_eq!(seen["after"]["text"], "after\n", "{seen}");
+    });
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn concurrent_clients_run_at_once() {
+    let env = workspace();
+    let sleep = json!({"code": "bash(command='sleep 2')\nprint('ok')", "timeout": 30});
+    let server = http_server(&env, &[]);
+    let seen =
+        client(&env, &Transport::Http(server), json!({"scenario": "concurrent", "clients": 3, "arguments": sleep}));
+    for result in seen["results"].as_array().expect("results") {
+        assert_eq!(result["text"], "ok\n", "{seen}");
+    }
+    // One after another would take 6 s.
+    assert!(seen["seconds"].as_f64().expect("seconds") < 5.0, "{seen}");
+
+    // With one slot, the calls wait their turn.
+    let server = http_server(&env, &["--max-concurrent", "1"]);
+    let seen =
+        client(&env, &Transport::Http(server), json!({"scenario": "concurrent", "clients": 2, "arguments": sleep}));
+    assert!(seen["seconds"].as_f64().expect("seconds") >= 4.0, "{seen}");
+
+    let seen = client(&env, &Transport::Stdio, json!({"scenario": "concurrent", "clients": 2, "arguments": sleep}));
+    assert!(seen["seconds"].as_f64().expect("seconds") < 4.0, "{seen}");
+}
+
+/// One raw HTTP/1.1 POST of an `initialize` request with `headers`; returns the status line.
+fn post_initialize(url: &str, headers: &[(&str, &str)]) -> String {
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    })
+    .to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        let _ = write!(request, "Host: {authority}\r\n");
+    }
+    for (name, value) in headers {
+        let _ = write!(request, "{name}: {value}\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = TcpStream::connect(authority).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn http_refuses_other_hosts_and_origins_against_dns_rebinding() {
+    let env = workspace();
+    let server = http_server(&env, &[]);
+    let port = server.url.rsplit(':').next().expect("port").trim_end_matches("/mcp").to_owned();
+    assert!(post_initialize(&server.url, &[]).contains(" 200 "));
+    assert!(post_initialize(&server.url, &[("Host", &format!("localhost:{port}"))]).contains(" 200 "));
+    assert!(post_initialize(&server.url, &[("Origin", &format!("http://localhost:{port}"))]).contains(" 200 "));
+    for headers in [
+        vec![("Host", format!("evil.example:{port}"))],
+        vec![("Host", format!("attacker.localhost.example:{port}"))],
+        vec![("Origin", "http://evil.example".to_owned())],
+        vec![("Origin", "null".to_owned())],
+    ] {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(name, value)| (*name, value.as_str())).collect();
+        let status = post_initialize(&server.url, &headers);
+        assert!(status.contains(" 403 "), "{headers:?}: {status}");
+    }
+}
+
+#[test]
+fn a_token_is_required_when_set_and_a_remote_address_needs_one() {
+    let env = workspace().env("CODEACT_MCP_TOKEN", "0123456789abcdef0123456789abcdef");
+    let server = http_server(&env, &[]);
+    assert!(post_initialize(&server.url, &[]).contains(" 401 "));
+    assert!(post_initialize(&server.url, &[("Authorization", "Bearer wrong")]).contains(" 401 "));
+    let good = post_initialize(&server.url, &[("Authorization", "Bearer 0123456789abcdef0123456789abcdef")]);
+    assert!(good.contains(" 200 "), "{good}");
+
+    let out = workspace().run(&["mcp", "serve", "--http", "0.0.0.0:0"], "");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("is not a loopback address"), "{}", out.stderr);
+    let out = workspace().run(&["mcp", "serve", "--http", "0.0.0.0:0", "--allow-remote"], "");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("CODEACT_MCP_TOKEN set to a secret of at least 32"), "{}", out.stderr);
+    let out = workspace()
+        .env("CODEACT_MCP_TOKEN", "short")
+        .run(&["mcp", "serve", "--http", "0.0.0.0:0", "--allow-remote"], "");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}

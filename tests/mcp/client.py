@@ -1,0 +1,122 @@
+"""Drives `codeact mcp serve` with the official Python MCP SDK, for tests/it/serve.rs.
+
+Reads one JSON request on stdin and prints one JSON object with what it saw; the Rust tests
+assert on that. The request:
+
+    {"transport": "stdio", "command": "...", "args": [...], "env": {...}, "cwd": "..."}
+    {"transport": "http", "url": "http://127.0.0.1:PORT/mcp"}
+
+plus "scenario" and its fields:
+
+    list                          initialize and tools/list
+    calls      calls=[{tool, arguments}]     each call in turn, timed
+    progress   arguments                     one `run` call with a progress callback
+    cancel     arguments, after              a `run` call abandoned after `after` seconds
+                                             (the SDK sends notifications/cancelled), then
+                                             `print("after")`
+    concurrent arguments, clients            `clients` sessions each make the call at once
+"""
+
+import json
+import sys
+import time
+from contextlib import asynccontextmanager
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+@asynccontextmanager
+async def session(request):
+    if request["transport"] == "stdio":
+        params = StdioServerParameters(
+            command=request["command"], args=request["args"], env=request["env"], cwd=request["cwd"]
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as client:
+                yield client, await client.initialize()
+    else:
+        async with streamable_http_client(request["url"]) as (read, write, *_):
+            async with ClientSession(read, write) as client:
+                yield client, await client.initialize()
+
+
+def result_of(result, started):
+    return {
+        "is_error": bool(result.is_error),
+        "text": "".join(block.text for block in result.content if block.type == "text"),
+        "structured": result.structured_content,
+        "seconds": time.monotonic() - started,
+    }
+
+
+async def call(client, tool, arguments, **options):
+    started = time.monotonic()
+    try:
+        return result_of(await client.call_tool(tool, arguments, **options), started)
+    except Exception as error:  # a protocol error: the test asserts on its text
+        return {"protocol_error": str(error), "seconds": time.monotonic() - started}
+
+
+async def scenario(request):
+    kind = request["scenario"]
+    if kind == "concurrent":
+        results = [None] * request["clients"]
+        started = time.monotonic()
+
+        async def one(index):
+            async with session(request) as (client, _):
+                results[index] = await call(client, "run", request["arguments"])
+
+        async with anyio.create_task_group() as group:
+            for index in range(request["clients"]):
+                group.start_soon(one, index)
+        return {"results": results, "seconds": time.monotonic() - started}
+
+    async with session(request) as (client, init):
+        if kind == "list":
+            tools = await client.list_tools()
+            return {
+                "server": init.server_info.name,
+                "instructions": init.instructions,
+                "tools": [
+                    {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "input_schema": tool.input_schema,
+                        "output_schema": tool.output_schema,
+                    }
+                    for tool in tools.tools
+                ],
+            }
+        if kind == "calls":
+            return {"results": [await call(client, c["tool"], c["arguments"]) for c in request["calls"]]}
+        if kind == "progress":
+            seen = []
+
+            async def progress(value, total, message):
+                seen.append({"progress": value, "total": total, "message": message})
+
+            result = await call(client, "run", request["arguments"], progress_callback=progress)
+            return {"result": result, "progress": seen}
+        if kind == "cancel":
+            started = time.monotonic()
+            with anyio.move_on_after(request["after"]) as scope:
+                await client.call_tool("run", request["arguments"])
+            abandoned = scope.cancelled_caught
+            # Give the server a moment to stop the program before the test looks for it.
+            await anyio.sleep(request.get("settle", 3))
+            after = await call(client, "run", {"code": 'print("after")'})
+            return {"abandoned": abandoned, "seconds": time.monotonic() - started, "after": after}
+    raise SystemExit(f"unknown scenario {kind!r}")
+
+
+def main():
+    request = json.load(sys.stdin)
+    print(json.dumps(anyio.run(scenario, request)))
+
+
+if __name__ == "__main__":
+    main()
