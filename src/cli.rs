@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::backend::Choice;
 use crate::env;
 use crate::limits::{self, DEFAULT, format_seconds, format_size};
+use crate::render::Route;
 
 /// `codeact --version`: this version and the Monty version compiled in.
 const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (monty ", "0.0.23", ")");
@@ -120,6 +121,11 @@ pub(crate) struct ServeArgs {
     #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
     pub(crate) allow_hosts: Vec<String>,
 
+    /// Give results only as the text a model reads: no structured content and no output schema.
+    /// For clients that show a model both (Copilot CLI appends the JSON to the text).
+    #[arg(long)]
+    pub(crate) text_only: bool,
+
     /// Programs that may run at once, across all clients; more calls wait their turn.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub(crate) max_concurrent: u16,
@@ -199,6 +205,12 @@ pub(crate) struct InstallArgs {
     /// model on every request.
     #[arg(long)]
     pub(crate) agent: bool,
+
+    /// How the instructions tell a model to run programs: `mcp`, the `run` tool of codeact's
+    /// MCP server (the plugin bundles it), or `bash`, a here-document for the shell tool
+    /// [default: `mcp` when the plugin runs this, else `bash`].
+    #[arg(long, value_enum, env = env::ROUTE)]
+    pub(crate) route: Option<Route>,
 
     /// Print the paths and contents instead of writing.
     #[arg(long)]

@@ -28,6 +28,10 @@ pub(crate) const MODE: &str = "CODEACT_MODE";
 pub(crate) const NUDGE_AFTER: &str = "CODEACT_NUDGE_AFTER";
 /// `0` stops the session-start hook from adding codeact's instructions.
 pub(crate) const INJECT: &str = "CODEACT_INJECT";
+/// How the written and injected instructions tell a model to run programs: `mcp` (codeact's MCP
+/// server's `run` tool) or `bash` (a here-document); by default `mcp` under the plugin, which
+/// bundles the server, else `bash`.
+pub(crate) const ROUTE: &str = "CODEACT_ROUTE";
 /// The real binary the plugin's launcher runs.
 pub(crate) const BIN: &str = "CODEACT_BIN";
 /// Set by the plugin's launcher to its own path: the command texts then name the launcher,
@@ -82,6 +86,7 @@ pub const ALL: &[&str] = &[
     MODE,
     NUDGE_AFTER,
     INJECT,
+    ROUTE,
     BIN,
     LAUNCHER,
     MCP_TOKEN,
@@ -104,6 +109,9 @@ fn about(name: &str) -> String {
         MODE => "hook enforcement: off (default), nudge or exclusive".into(),
         NUDGE_AFTER => "nudge mode advises after this many read-only rounds in a row, then denies (default 3)".into(),
         INJECT => "0 stops the session-start hook from adding the instructions".into(),
+        ROUTE => {
+            "how instructions run programs: mcp (the MCP server's run tool) or bash (default: mcp in the plugin)".into()
+        }
         BIN => "the codeact binary the plugin launcher runs".into(),
         LAUNCHER => "set by the plugin launcher: the command texts run codeact through it".into(),
         MCP_TOKEN => "bearer token `mcp serve --http` requires (with --allow-remote, 32+ characters)".into(),

@@ -13,6 +13,7 @@ use crate::backend::Backend;
 use crate::catalog::Catalog;
 use crate::catalog::entry::{Source, ToolDoc};
 use crate::copilot::MARKER_PREFIX;
+pub(crate) use crate::copilot::Route;
 use crate::limits::{Limits, format_seconds, format_size};
 
 const TEMPLATES: &[(&str, &str)] = &[
@@ -43,6 +44,7 @@ pub(crate) struct Reference<'a> {
     pub(crate) limits: &'a Limits,
     /// How the model invokes codeact: an absolute path, `codeact`, or a launcher command.
     pub(crate) binary: &'a str,
+    pub(crate) route: Route,
 }
 
 /// Who reads a rendered reference.
@@ -146,19 +148,23 @@ impl Reference<'_> {
         Ok(format!("{}\n", text.trim_end_matches('\n')))
     }
 
-    /// The Markdown reference a model reads (`codeact instructions`, session-start context).
-    pub(crate) fn reference(&self) -> Result<String> {
-        self.render("reference.md.j2", "", Reader::Model)
+    /// Who reads the reference on this route, with all of the host's tools.
+    fn reader(&self) -> Reader {
+        match self.route {
+            Route::Bash => Reader::Model,
+            Route::Mcp => Reader::Mcp,
+        }
     }
 
-    /// The reference for a model that calls codeact's MCP server: the server's instructions.
-    pub(crate) fn mcp_reference(&self) -> Result<String> {
-        self.render("reference.md.j2", "", Reader::Mcp)
+    /// The Markdown reference a model reads (`codeact instructions`, session-start context, the
+    /// MCP server's instructions).
+    pub(crate) fn reference(&self) -> Result<String> {
+        self.render("reference.md.j2", "", self.reader())
     }
 
     /// The always-on instructions file, with its marker.
     pub(crate) fn instructions_file(&self) -> Result<String> {
-        self.render("codeact.instructions.md.j2", &marker(), Reader::Model)
+        self.render("codeact.instructions.md.j2", &marker(), self.reader())
     }
 
     /// The custom agent restricted to `bash`, with its marker.

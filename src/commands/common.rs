@@ -15,6 +15,7 @@ use crate::copilot;
 use crate::env;
 use crate::hook::shell;
 use crate::output;
+use crate::render::Route;
 use crate::tools::github::Access;
 use crate::tools::process;
 
@@ -168,6 +169,21 @@ pub(crate) fn stale_instructions(workspace: &Path) -> Option<(PathBuf, String)> 
 #[must_use]
 pub(crate) fn stale_command(text: &str) -> Option<String> {
     missing_program(copilot::command_in(text)?)
+}
+
+/// How the instructions this command writes or injects tell a model to run programs: `--route`
+/// when given, else `$CODEACT_ROUTE`, else the MCP server's `run` tool when the plugin, which
+/// bundles the server, runs this command, else a here-document for the shell. A value it does
+/// not know counts as unset: the hooks must not fail on it.
+#[must_use]
+pub(crate) fn route(given: Option<Route>) -> Route {
+    given
+        .or_else(|| match env::var(env::ROUTE).as_deref() {
+            Some("mcp") => Some(Route::Mcp),
+            Some("bash") => Some(Route::Bash),
+            _ => None,
+        })
+        .unwrap_or(if env::var(env::LAUNCHER).is_some() { Route::Mcp } else { Route::Bash })
 }
 
 /// The absolute path of this binary.

@@ -70,7 +70,7 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
                 return Ok(None);
             }
             let command = run_command(&config);
-            return Ok(reply(policy::decide_unreadable(config.mode, why, &command)));
+            return Ok(reply(policy::decide_unreadable(config.mode, why, &command, common::route(None))));
         }
     };
     let config = load_config(call.cwd.as_deref())?;
@@ -81,7 +81,8 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let command = run_command(&config);
-    let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command };
+    let rules =
+        Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command, route: common::route(None) };
     let state = session_state(&call)?;
     let session = state.as_ref().map_or_else(Session::default, |(dir, id)| dir.read(id));
     let (decision, next) = policy::decide(rules, classify(&call), session, &call);
@@ -98,7 +99,8 @@ fn post_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
     }
     let Some(state) = session_state(&call)? else { return Ok(None) };
     let command = run_command(&config);
-    let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command };
+    let rules =
+        Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command, route: common::route(None) };
     let session = state.0.read(state.1);
     let (advice, next) = policy::advise(rules, classify(&call), session);
     save(Some(&state), session, next)?;
@@ -171,8 +173,14 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Static, true);
     common::report_untrusted(&config, &built);
     let invocation = common::invocation();
-    let text =
-        Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &invocation }.reference()?;
+    let text = Reference {
+        backend,
+        catalog: &built.catalog,
+        limits: &config.limits,
+        binary: &invocation,
+        route: common::route(None),
+    }
+    .reference()?;
     Ok(Some(json!({"additionalContext": text})))
 }
 

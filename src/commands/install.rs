@@ -49,7 +49,8 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         );
     }
     let invocation = common::invocation();
-    let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &invocation };
+    let route = common::route(args.route);
+    let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &invocation, route };
     let regenerate = format!(
         "codeact install{}{} --backend {}",
         if args.global { " --global" } else { "" },

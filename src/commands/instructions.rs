@@ -16,7 +16,9 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
     let backend = backend::select(config.backend)?;
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = common::invocation();
-    let text = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary }.reference()?;
+    let route = common::route(None);
+    let text =
+        Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary, route }.reference()?;
     output::text(&text)?;
     Ok(exit::SUCCESS)
 }

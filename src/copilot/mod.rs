@@ -23,6 +23,19 @@
 
 mod marker;
 
+/// How a model reaches codeact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Route {
+    /// A here-document for the host's shell tool: `codeact run <<'PY'`.
+    Bash,
+    /// The `run` tool of `codeact mcp serve` (the plugin bundles it).
+    Mcp,
+}
+
+/// The names a host gives the `run` tool of codeact's MCP server (named `codeact`): Copilot
+/// CLI's `<server>-<tool>`, Claude Code's `mcp__<server>__<tool>`.
+pub(crate) const MCP_RUN_TOOLS: &[&str] = &["codeact-run", "mcp__codeact__run"];
+
 pub(crate) use marker::{MARKER_PREFIX, Origin, has_marker, origin, seal};
 
 use std::io::{self, Read as _, Write as _};

@@ -20,6 +20,7 @@ use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
 use super::shell::{self, Program};
 use super::state::Session;
 use super::suggest;
+use crate::copilot::{MCP_RUN_TOOLS, Route};
 
 /// Tools that only read, by the names Copilot CLI and other hosts use.
 const READ_ONLY_TOOLS: &[&str] = &["view", "glob", "grep", "rg", "read_file", "file_search", "list_dir"];
@@ -62,6 +63,8 @@ pub(crate) fn classify(call: &ToolUse, identify: impl Fn(&str) -> Program) -> Cl
         } else {
             Class::Other
         }
+    } else if MCP_RUN_TOOLS.contains(&tool) {
+        Class::Codeact
     } else if READ_ONLY_TOOLS.contains(&tool) {
         Class::ReadOnly
     } else if tool == "skill" {
@@ -79,6 +82,8 @@ pub(crate) struct Rules<'a> {
     pub(crate) nudge_after: u32,
     /// The command line that runs a codeact program, without the here-document.
     pub(crate) command: &'a str,
+    /// Whether suggestions name that command or codeact's MCP `run` tool.
+    pub(crate) route: Route,
 }
 
 /// The pre-tool-use decision for a call of `class`, and the session's new state.
@@ -120,7 +125,7 @@ fn deny_nudge(rules: Rules<'_>, call: &ToolUse) -> Decision {
         "codeact: {} rounds of read-only calls in a row. Do this and the rest of the exploration in one \
          program (tools are Python functions; print only what you need):\n\n{}",
         rules.nudge_after.saturating_add(1),
-        suggest::command(call, rules.command)
+        suggest::command(call, rules.command, rules.route)
     );
     Decision::Deny { reason }
 }
@@ -137,7 +142,7 @@ fn exclusive(rules: Rules<'_>, session: Session, call: &ToolUse) -> (Decision, S
     };
     let reason = format!(
         "codeact exclusive mode: {why}; run it as a codeact program:\n\n{}",
-        suggest::command(call, rules.command)
+        suggest::command(call, rules.command, rules.route)
     );
     (Decision::Deny { reason }, session)
 }
@@ -154,10 +159,14 @@ pub(crate) fn advise(rules: Rules<'_>, class: Class, session: Session) -> (Optio
     if !due {
         return (None, session);
     }
+    let how = match rules.route {
+        Route::Bash => format!(":\n{} <<'PY'\n…\nPY", rules.command),
+        Route::Mcp => ", passed as `code` to codeact's `run` tool.".to_owned(),
+    };
     let advice = format!(
         "codeact: {} rounds of read-only calls in a row. From two dependent calls on, one program is cheaper: do \
-         the rest in one, with the tools as Python functions, printing only what you need:\n{} <<'PY'\n…\nPY",
-        session.rounds, rules.command
+         the rest in one, with the tools as Python functions, printing only what you need{how}",
+        session.rounds
     );
     (Some(advice), Session { advised: true, ..session })
 }
@@ -165,7 +174,7 @@ pub(crate) fn advise(rules: Rules<'_>, class: Class, session: Session) -> (Optio
 /// The decision for a payload the hook could not read: exclusive mode denies it; the other
 /// modes, which only steer, let it through.
 #[must_use]
-pub(crate) fn decide_unreadable(mode: Mode, why: Unreadable, command: &str) -> Decision {
+pub(crate) fn decide_unreadable(mode: Mode, why: Unreadable, command: &str, route: Route) -> Decision {
     match mode {
         Mode::Off | Mode::Nudge => Decision::Allow,
         Mode::Exclusive => {
@@ -173,9 +182,13 @@ pub(crate) fn decide_unreadable(mode: Mode, why: Unreadable, command: &str) -> D
                 Unreadable::TooLarge => format!("is over {} MiB", MAX_PAYLOAD / (1024 * 1024)),
                 Unreadable::Malformed => "is not one the hook can read".to_owned(),
             };
+            let with = match route {
+                Route::Bash => format!("`{command} <<'PY'`"),
+                Route::Mcp => "codeact's `run` tool".to_owned(),
+            };
             let reason = format!(
                 "codeact exclusive mode: this tool call {what}, so it cannot be checked; run what it does as one \
-                 codeact program with `{command} <<'PY'`"
+                 codeact program with {with}"
             );
             Decision::Deny { reason }
         }
@@ -202,8 +215,10 @@ mod tests {
         if word == "codeact" { Program::Codeact } else { Program::Other }
     }
 
-    const NUDGE: Rules<'static> = Rules { mode: Mode::Nudge, nudge_after: 3, command: "codeact run" };
-    const EXCLUSIVE: Rules<'static> = Rules { mode: Mode::Exclusive, nudge_after: 3, command: "codeact run" };
+    const NUDGE: Rules<'static> =
+        Rules { mode: Mode::Nudge, nudge_after: 3, command: "codeact run", route: Route::Bash };
+    const EXCLUSIVE: Rules<'static> =
+        Rules { mode: Mode::Exclusive, nudge_after: 3, command: "codeact run", route: Route::Bash };
 
     fn denied(decision: &Decision) -> bool {
         matches!(decision, Decision::Deny { .. })
@@ -320,11 +335,11 @@ mod tests {
     #[test]
     fn exclusive_denies_what_it_cannot_read_and_the_other_modes_allow_it() {
         for why in [Unreadable::TooLarge, Unreadable::Malformed] {
-            assert_eq!(decide_unreadable(Mode::Off, why, "c"), Decision::Allow);
-            assert_eq!(decide_unreadable(Mode::Nudge, why, "c"), Decision::Allow);
+            assert_eq!(decide_unreadable(Mode::Off, why, "c", Route::Bash), Decision::Allow);
+            assert_eq!(decide_unreadable(Mode::Nudge, why, "c", Route::Mcp), Decision::Allow);
         }
         assert_eq!(
-            decide_unreadable(Mode::Exclusive, Unreadable::TooLarge, "codeact run"),
+            decide_unreadable(Mode::Exclusive, Unreadable::TooLarge, "codeact run", Route::Bash),
             Decision::Deny {
                 reason: "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; run what it \
                          does as one codeact program with `codeact run <<'PY'`"

@@ -234,6 +234,10 @@ fn launcher() -> String {
 /// What a postToolUse hook's advice adds to a tool result.
 const ADVICE: &str = "Additional guidance from postToolUse hooks:\ncodeact: 3 rounds of read-only calls in a row.";
 
+/// Where the bash route is the one tested: the plugin's hooks and install default to the MCP
+/// server it bundles.
+const BASH_ROUTE: (&str, &str) = ("CODEACT_ROUTE", "bash");
+
 #[test]
 #[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
 fn nudge_advises_after_three_rounds_then_denies_with_a_program_that_keeps_every_argument() {
@@ -260,13 +264,13 @@ fn nudge_advises_after_three_rounds_then_denies_with_a_program_that_keeps_every_
     // The model goes on reading: denied, with the program that does exactly what it asked.
     let program = "for m in grep(pattern=\"TODO\", paths=\"src\", glob=\"*.py\"):\n    \
                    print(f\"{m['path']}:{m['line']}:{m['text']}\")";
+    // Under the plugin, which bundles codeact's MCP server, the program is for its `run` tool.
     assert_eq!(
         results[3],
         format!(
             "Denied by preToolUse hook: codeact: 4 rounds of read-only calls in a row. Do this and the rest of the \
              exploration in one program (tools are Python functions; print only what you need):\n\n\
-             sh {} run --backend monty <<'PY'\n{program}\nPY",
-            launcher()
+             Pass this as `code` to codeact's `run` tool:\n```python\n{program}\n```"
         )
     );
     // Followed to the letter, it gives the real answer: the fixture's TODOs in src/*.py only.
@@ -301,11 +305,13 @@ fn nudge_counts_a_parallel_batch_once_and_never_splits_it() {
 fn exclusive_mode_allows_a_single_read_and_its_suggestion_followed_literally_answers() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let env = TestEnv::with_fixture_workspace();
-    let copilot = Copilot::new(&env).var("CODEACT_MODE", "exclusive");
+    // The shell route, under the plugin: programs run through its launcher.
+    let copilot = Copilot::new(&env).var("CODEACT_MODE", "exclusive").var(BASH_ROUTE.0, BASH_ROUTE.1);
     copilot.install_plugin();
     let view =
         |path: &str, range: Value| Step::Tool("view", json!({"path": env.workspace().join(path), "view_range": range}));
     let server = ModelServer::start(vec![
+        Step::Codeact(TODO_PROGRAM),
         view("README.md", json!([1, -1])),
         view("src/app.py", json!([1, 2])),
         Step::Follow,
@@ -313,17 +319,19 @@ fn exclusive_mode_allows_a_single_read_and_its_suggestion_followed_literally_ans
     ]);
     copilot.prompt(&server, &[]);
     let results = tool_results(&server);
-    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(results[0].starts_with("3 TODOs in 2 files\n"), "{results:?}");
     // The instructions say a single read is a direct call, and exclusive mode agrees.
-    assert!(!results[0].starts_with("Denied"), "{results:?}");
+    assert!(!results[1].starts_with("Denied"), "{results:?}");
     assert!(
-        results[1].starts_with("Denied by preToolUse hook: codeact exclusive mode: a second direct call in a row"),
+        results[2].starts_with("Denied by preToolUse hook: codeact exclusive mode: a second direct call in a row"),
         "{results:?}"
     );
+    assert!(results[2].contains(&format!("sh {} run --backend monty <<'PY'", launcher())), "{results:?}");
     let path = serde_json::to_string(&env.workspace().join("src/app.py")).unwrap();
     let expected = env.stdout_of(&format!("print(view(path={path}, view_range=[1, 2]))"));
     // The CLI drops the trailing blank lines of a command's output.
-    assert!(results[2].starts_with(expected.trim_end()), "{:?} is not {expected:?}", results[2]);
+    assert!(results[3].starts_with(expected.trim_end()), "{:?} is not {expected:?}", results[3]);
 }
 
 #[test]
@@ -344,7 +352,7 @@ fn session_start_brings_the_instructions_once() {
 
 #[test]
 #[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
-fn the_codeact_agent_gets_only_bash_and_its_own_text_and_no_second_reference() {
+fn the_codeact_agent_gets_only_codeacts_run_tool_and_its_own_text_and_no_second_reference() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let env = TestEnv::new();
     let copilot = Copilot::new(&env);
@@ -354,11 +362,12 @@ fn the_codeact_agent_gets_only_bash_and_its_own_text_and_no_second_reference() {
     let turns = server.turns();
     let tools: Vec<&str> =
         turns[0]["tools"].as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
-    // No file tools: the CLI adds only its helpers for bash sessions, skills and its own session database.
-    assert_eq!(tools, ["bash", "read_bash", "stop_bash", "list_bash", "skill", "sql"]);
+    // No file tools and no shell: the CLI adds only skills and its own session database.
+    assert_eq!(tools, ["codeact-run", "skill", "sql"]);
     let sent = first_request_text(&server);
-    assert!(sent.contains("Your only tool is bash."), "{sent}");
+    assert!(sent.contains("Your only tool is codeact's `run`."), "{sent}");
     assert_eq!(sent.matches(REFERENCE_TITLE).count(), 1, "{sent}");
+    assert!(sent.contains("Pass it as `code` to codeact's `run` tool") && !sent.contains("<<'PY'"), "{sent}");
 }
 
 #[test]
@@ -369,14 +378,46 @@ fn the_plugin_agent_runs_codeact_with_the_binary_reachable_only_through_codeact_
     let copilot = Copilot::new(&env);
     copilot.install_plugin();
     assert!(env.path().split(':').all(|dir| !Path::new(dir).join("codeact").exists()), "codeact is on PATH");
-    let server = ModelServer::start(vec![Step::Codeact(TODO_PROGRAM), Step::Say("done")]);
+    let server = ModelServer::start(vec![Step::Tool("codeact-run", json!({"code": TODO_PROGRAM})), Step::Say("done")]);
     copilot.prompt(&server, &["--agent", "codeact:codeact"]);
     let results = tool_results(&server);
-    assert_eq!(results.len(), 1, "{results:?}");
-    assert!(results[0].starts_with("3 TODOs in 2 files\n"), "{:?}", results[0]);
+    assert_eq!(results, ["3 TODOs in 2 files\n"]);
+}
+
+#[test]
+#[ignore = "needs the npm packages of tests/e2e (npm ci --prefix tests/e2e)"]
+fn the_plugins_mcp_server_runs_programs_in_the_project_and_their_output_reaches_the_model() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let env = TestEnv::with_fixture_workspace();
+    let copilot = Copilot::new(&env);
+    copilot.install_plugin();
+    let failing = "print(len(glob(pattern='src/*.py')))\nview(path='../outside.txt')";
+    let server = ModelServer::start(vec![
+        Step::Tool("codeact-run", json!({"code": TODO_PROGRAM})),
+        Step::Tool("codeact-run", json!({"code": failing})),
+        Step::Tool("codeact-describe", json!({"names": ["grep"]})),
+        Step::Say("done"),
+    ]);
+    copilot.prompt(&server, &[]);
     let turns = server.turns();
-    let call =
-        &turns[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"][0];
-    let command: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
-    assert!(command["command"].as_str().unwrap().starts_with(&format!("sh {} run --backend monty <<'PY'", launcher())));
+    let tools: Vec<&str> =
+        turns[0]["tools"].as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+    assert!(tools.contains(&"codeact-run") && tools.contains(&"codeact-describe"), "{tools:?}");
+    // The session-start hook brings the reference for the MCP route, once.
+    let sent = first_request_text(&server);
+    assert_eq!(sent.matches(REFERENCE_TITLE).count(), 1, "{sent}");
+    assert!(sent.contains("Pass it as `code` to codeact's `run` tool") && !sent.contains("<<'PY'"), "{sent}");
+    let results = tool_results(&server);
+    // The program ran in the project (not the plugin's folder, where the CLI starts the server),
+    // and the model reads its output alone: `--text-only` keeps the JSON copy out.
+    assert_eq!(results[0], "3 TODOs in 2 files\n");
+    // An error result: the CLI names the server before the program's output and traceback.
+    assert!(
+        results[1].starts_with("MCP server 'codeact': 2\nTraceback (most recent call last):\n"),
+        "{:?}",
+        results[1]
+    );
+    assert!(results[1].contains("PermissionError: '../outside.txt' is outside the workspace"), "{:?}", results[1]);
+    let described: Value = serde_json::from_str(&results[2]).unwrap();
+    assert_eq!(described[0]["name"], "grep", "{described}");
 }

@@ -19,8 +19,8 @@ pub(crate) enum Step {
     /// Run this program through `bash` with the codeact command line the instructions in the
     /// request name (the line of their example that opens a `<<'PY'` here-document).
     Codeact(&'static str),
-    /// Run, through `bash`, the codeact command a hook's answer to the last call suggested, as
-    /// it stands.
+    /// Run what a hook's answer to the last call suggested, as it stands: its command through
+    /// `bash`, or its program through codeact's MCP `run` tool.
     Follow,
     /// Answer with text and stop.
     Say(&'static str),
@@ -46,8 +46,9 @@ fn turn(step: &Step, body: &Value) -> Turn {
             Some(command) => bash(format!("{command} <<'PY'\n{program}\nPY")),
             None => Turn::Say("no codeact command in the request".to_owned()),
         },
-        Step::Follow => match last_result(body).as_deref().and_then(suggested_program) {
-            Some(command) => bash(command),
+        Step::Follow => match last_result(body).as_deref().and_then(suggestion) {
+            Some(Suggestion::Shell(command)) => bash(command),
+            Some(Suggestion::Mcp(code)) => Turn::Calls(vec![("codeact-run".to_owned(), json!({"code": code}))]),
             None => Turn::Say("no suggestion in the last result".to_owned()),
         },
         Step::Say(text) => Turn::Say((*text).to_owned()),
@@ -86,6 +87,22 @@ fn instructed_command(text: &str) -> Option<String> {
 fn last_result(body: &Value) -> Option<String> {
     let messages = body["messages"].as_array()?;
     messages.iter().rev().find(|m| m["role"] == "tool").map(|m| text_of(&m["content"]))
+}
+
+/// What a hook's suggestion asks the model to run.
+enum Suggestion {
+    /// A whole `… <<'PY'` … `PY` command, for `bash`.
+    Shell(String),
+    /// A program for codeact's MCP `run` tool, from the suggestion's fenced `python` block.
+    Mcp(String),
+}
+
+fn suggestion(text: &str) -> Option<Suggestion> {
+    if text.contains("codeact's `run` tool") {
+        let code = text.split("```python\n").nth(1)?.split("\n```").next()?;
+        return Some(Suggestion::Mcp(code.to_owned()));
+    }
+    suggested_program(text).map(Suggestion::Shell)
 }
 
 /// The whole `… <<'PY'` … `PY` command in a hook's suggestion.

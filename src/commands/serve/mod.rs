@@ -37,7 +37,7 @@ use crate::cli::ServeArgs;
 use crate::exit;
 use crate::limits::{self, MAX_TIMEOUT_SECS, format_seconds};
 use crate::output;
-use crate::render::Reference;
+use crate::render::{Reference, Route};
 use crate::tools::github;
 
 /// How often a running program's call reports progress, when its client asked for progress.
@@ -51,8 +51,9 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     // thread, since that has a runtime of its own.
     let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = common::invocation();
-    let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary };
-    let instructions = reference.mcp_reference()?;
+    let reference =
+        Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary, route: Route::Mcp };
+    let instructions = reference.reference()?;
     let docs: Vec<(String, Json)> = built
         .catalog
         .tools()
@@ -81,7 +82,8 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
                 // and the program's stderr, each within the output limit.
                 max_report: max_output.saturating_mul(8).saturating_add(1 << 20),
             },
-            tools: vec![run_tool(&names), describe_tool()],
+            tools: vec![run_tool(&names, args.text_only), describe_tool()],
+            text_only: args.text_only,
             instructions,
             docs,
             default_timeout: config.limits.timeout,
@@ -130,11 +132,13 @@ struct Shared {
     default_timeout: Duration,
     /// The programs that may run at once.
     slots: Semaphore,
+    /// Whether results leave out their structured content.
+    text_only: bool,
 }
 
 /// The `run` tool: a short description that names the functions, so that a client which does
 /// not pass the server's instructions on still tells the model what it can call.
-fn run_tool(names: &[String]) -> Tool {
+fn run_tool(names: &[String], text_only: bool) -> Tool {
     let description = format!(
         "Run a Python program in codeact's sandbox. The workspace's tools are Python functions in it: {}. \
          Print only what you need; the last expression is shown too. Signatures: the server's instructions, or `describe`.",
@@ -178,10 +182,10 @@ fn run_tool(names: &[String]) -> Tool {
         },
         "required": ["success", "stdout", "stderr", "return_value", "error", "backend", "duration_ms", "tool_calls", "truncated"]
     });
-    Tool::new("run", description, object(input))
-        .with_raw_output_schema(Arc::new(object(output)))
+    let tool = Tool::new("run", description, object(input))
         .with_title("Run a codeact program")
-        .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true))
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true));
+    if text_only { tool } else { tool.with_raw_output_schema(Arc::new(object(output))) }
 }
 
 /// The `describe` tool.
@@ -291,9 +295,13 @@ impl Server {
         };
         match child::run(&self.shared.launch, code, timeout, &cancel, PROGRESS_EVERY, report).await {
             Ok(Finished { result, text, success }) => {
-                let mut answer = CallToolResult::structured(result);
-                answer.content =
-                    vec![ContentBlock::text(if text.is_empty() { "(no output)".to_owned() } else { text })];
+                let text = ContentBlock::text(if text.is_empty() { "(no output)".to_owned() } else { text });
+                let mut answer = if self.shared.text_only {
+                    CallToolResult::success(Vec::new())
+                } else {
+                    CallToolResult::structured(result)
+                };
+                answer.content = vec![text];
                 answer.is_error = Some(!success);
                 Ok(answer)
             }
@@ -325,7 +333,8 @@ impl Server {
             };
             found.push(doc.clone());
         }
-        let text = serde_json::to_string_pretty(&found).unwrap_or_default();
+        // Compact: a model reads every byte, and Copilot CLI compacts it anyway.
+        let text = serde_json::to_string(&found).unwrap_or_default();
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 }
