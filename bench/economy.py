@@ -642,7 +642,7 @@ def run_cli(setup: Setup, run_dir: Path, prompt: str, policy: Policy, *, plugin:
     if plugin:
         install_plugin(setup, env, workspace)
     if install:
-        codeact_install(setup, env, workspace)
+        codeact_install(setup, {**env, **extra_env}, workspace)
     env = {**env, "CODEACT_BIN": str(setup.codeact), "COPILOT_MODEL": MODEL, **extra_env}
     ctx = Context(workspace=workspace)
     with ModelServer(policy, ctx) as server:
@@ -746,14 +746,29 @@ def instructed_command(request: dict[str, Any]) -> str | None:
     return None
 
 
-def suggested_command(deny: str) -> str | None:
-    """The whole `… <<'PY'` … `PY` command of a hook's suggestion, as it stands."""
+MCP_RUN = "codeact-run"  # codeact's MCP `run` tool, as Copilot CLI names it (server `codeact`)
+MCP_ERROR = "MCP server 'codeact':"  # how the CLI opens an error result of that server
+
+
+def suggested_call(deny: str) -> tuple[str, dict[str, Any]] | None:
+    """The call a hook's suggestion asks for, as it stands: its fenced program for codeact's
+    MCP `run` tool, or its whole `… <<'PY'` … `PY` command for bash."""
+    if "codeact's `run` tool" in deny:
+        found = re.search(r"```python\n(.*?)\n```", deny, re.S)
+        return None if found is None else (MCP_RUN, {"code": found.group(1)})
     lines = deny.splitlines()
     start = next((i for i, line in enumerate(lines) if line.rstrip().endswith("<<'PY'")), None)
     if start is None:
         return None
     end = next((i for i in range(start + 1, len(lines)) if lines[i] == "PY"), None)
-    return None if end is None else "\n".join(lines[start: end + 1])
+    if end is None:
+        return None
+    return ("bash", {"command": "\n".join(lines[start: end + 1]), "description": "Run the suggested codeact program"})
+
+
+def teaches_mcp(request: dict[str, Any]) -> bool:
+    """Whether a request's instructions teach codeact's MCP `run` tool."""
+    return any("codeact's `run` tool" in text_of(m.get("content")) for m in request.get("messages") or [])
 
 
 # --------------------------------------------------------------------------- the scripted model's moves
@@ -772,14 +787,16 @@ def settle(ctx: Context, name: str, raw: str) -> Moves:
     note(ctx, tool=name, denied=result.denied, advice=result.advice)
     if not result.denied:
         return result.text
-    command = suggested_command(result.text)
-    if command is None:
-        raise RuntimeError(f"{name} was denied without a command to run instead: {result.text[:300]!r}")
-    followed = read_result((yield call("bash", command=command, description="Run the suggested codeact program"))[0])
-    note(ctx, tool="bash", followed=True, denied=followed.denied, advice=followed.advice,
-         exit_code=followed.exit_code, suggestion=command)
-    if followed.denied or followed.exit_code != 0:
-        raise RuntimeError(f"the suggested command failed (exit {followed.exit_code}): {followed.text[:500]!r}")
+    suggested = suggested_call(result.text)
+    if suggested is None:
+        raise RuntimeError(f"{name} was denied without a program to run instead: {result.text[:300]!r}")
+    tool, args = suggested
+    followed = read_result((yield call(tool, **args))[0])
+    failed = followed.exit_code != 0 if tool == "bash" else followed.text.startswith(MCP_ERROR)
+    note(ctx, tool=tool, followed=True, denied=followed.denied, advice=followed.advice,
+         exit_code=1 if failed else 0, suggestion=args.get("command") or args.get("code"))
+    if followed.denied or failed:
+        raise RuntimeError(f"the suggested program failed: {followed.text[:500]!r}")
     return followed.text
 
 
@@ -799,18 +816,29 @@ def direct_batch(ctx: Context, calls: list[tuple[str, dict[str, Any]]]) -> Moves
 
 
 def codeact(ctx: Context, program: str) -> Moves:
-    """One codeact program through bash, with the command the instructions in the first
-    request teach."""
-    command = instructed_command(ctx.notes["first_request"])
+    """One codeact program, the way the instructions in the first request teach: through
+    bash with their command, or through codeact's MCP `run` tool."""
+    first = ctx.notes["first_request"]
+    command = instructed_command(first)
+    if command is None and not teaches_mcp(first):
+        raise RuntimeError("the first request teaches no way to run codeact (no ```bash line ending in <<'PY', "
+                           "no `run` tool)")
     if command is None:
-        raise RuntimeError("the first request teaches no codeact command (no ```bash line ending in <<'PY')")
-    ctx.notes["codeact_command"] = command
-    raw = (yield call("bash", command=f"{command} <<'PY'\n{program}\nPY", description="Run a codeact program"))[0]
-    result = read_result(raw)
-    note(ctx, tool="bash", codeact=True, denied=result.denied, advice=result.advice, exit_code=result.exit_code)
-    ctx.notes.setdefault("codeact_exit_codes", []).append(-1 if result.denied else result.exit_code)
-    if result.denied or result.exit_code != 0:
-        raise RuntimeError(f"the codeact program failed (exit {result.exit_code}): {result.text[:500]!r}")
+        ctx.notes["codeact_command"] = MCP_RUN
+        result = read_result((yield call(MCP_RUN, code=program))[0])
+        failed = result.text.startswith(MCP_ERROR)
+        exit_code = 1 if failed else 0
+    else:
+        ctx.notes["codeact_command"] = command
+        raw = (yield call("bash", command=f"{command} <<'PY'\n{program}\nPY", description="Run a codeact program"))[0]
+        result = read_result(raw)
+        exit_code = result.exit_code
+        failed = exit_code != 0
+    note(ctx, tool="bash" if command else MCP_RUN, codeact=True, denied=result.denied, advice=result.advice,
+         exit_code=exit_code)
+    ctx.notes.setdefault("codeact_exit_codes", []).append(-1 if result.denied else exit_code)
+    if result.denied or failed:
+        raise RuntimeError(f"the codeact program failed (exit {exit_code}): {result.text[:500]!r}")
     return result.text
 
 
@@ -1114,22 +1142,22 @@ class Scenario:
 SCENARIOS = [
     Scenario("find-todos", "Find all TODO comments in src/ and list them with line numbers.", todos_truth,
              todos_check, {"baseline": todos_baseline(False), "parallel": todos_baseline(True), "smart": todos_smart,
-                           "codeact": todos_codeact, "agent": todos_codeact, "nudge": todos_baseline(False),
+                           "codeact": todos_codeact, "bash": todos_codeact, "agent": todos_codeact, "nudge": todos_baseline(False),
                            "nudge-grep": todos_nudge_grep, "parallel-nudge": todos_baseline(True),
                            "codeact-nudge": todos_codeact}),
     Scenario("code-stats", "For each Python file in src/, count functions, classes and lines.", stats_truth,
              stats_check, {"baseline": stats_baseline(False), "parallel": stats_baseline(True), "smart": stats_smart,
-                           "codeact": stats_codeact}),
+                           "codeact": stats_codeact, "bash": stats_codeact}),
     Scenario("imports-os", "Which files in src/ import os?", imports_truth, imports_check,
              {"baseline": imports_baseline(False), "parallel": imports_baseline(True), "smart": imports_smart,
-              "codeact": imports_codeact}),
+              "codeact": imports_codeact, "bash": imports_codeact}),
     Scenario("json-validate", "Check all JSON files in config/ for valid syntax.", json_truth, json_check,
              {"baseline": json_baseline(False), "parallel": json_baseline(True), "smart": json_baseline(True),
-              "codeact": json_codeact, "agent": json_codeact, "nudge": json_baseline(False),
+              "codeact": json_codeact, "bash": json_codeact, "agent": json_codeact, "nudge": json_baseline(False),
               "exclusive": json_baseline(False), "parallel-nudge": json_baseline(True)}),
     Scenario("single-file", "Read README.md and tell me what it says.", readme_truth, readme_check,
              {"baseline": readme_direct, "parallel": readme_direct, "smart": readme_direct, "codeact": readme_direct,
-              "exclusive": readme_direct}),
+              "bash": readme_direct, "exclusive": readme_direct}),
 ]
 
 
@@ -1148,8 +1176,11 @@ ARMS = [
     Arm("parallel", "glob, then every view in one turn"),
     Arm("smart", "the fewest direct calls, no bash: grep in content, files or count mode (json-validate: as "
         "parallel; single-file: one view)"),
-    Arm("codeact", "plugin and `codeact install`; one codeact program through bash (single-file: one direct view, "
-        "as the instructions say)", plugin=True, install=True),
+    Arm("codeact", "plugin and `codeact install`; one codeact program through the default route, the `codeact-run` "
+        "tool of the plugin's MCP server (single-file: one direct view, as the instructions say)", plugin=True,
+        install=True),
+    Arm("bash", "as codeact, on the shell route (`CODEACT_ROUTE=bash`): the program through bash", plugin=True,
+        install=True, env={"CODEACT_ROUTE": "bash"}),
     Arm("agent", "plugin, no install; `--agent codeact:codeact`, one program", plugin=True,
         args=["--agent", "codeact:codeact"]),
     Arm("nudge", "plugin and install, `CODEACT_MODE=nudge`; baseline's calls, a deny's suggestion followed",
@@ -1491,6 +1522,13 @@ def targets(rows: dict[tuple[str, str], Row], tax: dict[str, Any] | None) -> lis
     for scenario in ("find-todos", "code-stats", "imports-os", "json-validate"):
         out.append((f"{scenario}: codeact vs smart", "≤ 1.05×", *versus(scenario, "smart", 1.05)))
     out.append(("single-file: codeact vs baseline (the tax alone)", "≤ 1.05×", *versus("single-file", "baseline", 1.05)))
+    # The route the plugin takes by default must be the cheaper one.
+    for scenario in [s.name for s in SCENARIOS if "bash" in s.policies]:
+        r = ratio(rows, scenario, "codeact", "bash")
+        ok = right((scenario, "codeact"), (scenario, "bash"))
+        out.append((f"{scenario}: codeact's default route (MCP) vs the bash route", "≤ 1.00×",
+                    "—" if r is None else f"{r:.3f}×" + ("" if ok else " (wrong answer)"),
+                    None if r is None else ok and r <= 1.0))
     wrong = [f"{row.scenario}/{row.arm}" for row in rows.values() if not row.correct]
     out.append(("every answer correct", "all", "all" if not wrong else "wrong: " + ", ".join(wrong), not wrong))
     for arm in ("nudge", "nudge-grep", "exclusive"):

@@ -26,7 +26,7 @@ use crate::copilot;
 use crate::env;
 use crate::exit;
 use crate::hook::mode::Mode;
-use crate::hook::payload::{self, MAX_PAYLOAD, ToolUse};
+use crate::hook::payload::{self, Host, MAX_PAYLOAD, ToolUse};
 use crate::hook::policy::{self, Decision, Rules};
 use crate::hook::shell::Program;
 use crate::hook::state::{self, Session, StateDir};
@@ -87,7 +87,7 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
     let session = state.as_ref().map_or_else(Session::default, |(dir, id)| dir.read(id));
     let (decision, next) = policy::decide(rules, classify(&call), session, &call);
     save(state.as_ref(), session, next)?;
-    Ok(reply(decision))
+    Ok(reply(decision).map(|reply| for_host(call.host, "PreToolUse", reply)))
 }
 
 /// The JSON to print after a tool ran: nudge's advice, once a streak.
@@ -104,7 +104,7 @@ fn post_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
     let session = state.0.read(state.1);
     let (advice, next) = policy::advise(rules, classify(&call), session);
     save(Some(&state), session, next)?;
-    Ok(advice.map(|text| json!({"additionalContext": text})))
+    Ok(advice.map(|text| for_host(call.host, "PostToolUse", json!({"additionalContext": text}))))
 }
 
 /// What kind of call this is, with shell program words looked up as [`Known`] says.
@@ -133,6 +133,18 @@ fn save(state: Option<&(StateDir, &str)>, before: Session, after: Session) -> Re
 fn run_command(config: &Config) -> String {
     let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
     format!("{} run --backend {}", common::invocation(), backend.name())
+}
+
+/// An answer in the form `host` reads: Claude Code wants it in `hookSpecificOutput`, with the
+/// event's name.
+fn for_host(host: Host, event: &str, reply: serde_json::Value) -> serde_json::Value {
+    match (host, reply) {
+        (Host::Claude, serde_json::Value::Object(mut fields)) => {
+            fields.insert("hookEventName".into(), event.into());
+            json!({"hookSpecificOutput": fields})
+        }
+        (_, reply) => reply,
+    }
 }
 
 /// What the hook prints for `decision`.

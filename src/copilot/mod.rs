@@ -33,8 +33,9 @@ pub(crate) enum Route {
 }
 
 /// The names a host gives the `run` tool of codeact's MCP server (named `codeact`): Copilot
-/// CLI's `<server>-<tool>`, Claude Code's `mcp__<server>__<tool>`.
-pub(crate) const MCP_RUN_TOOLS: &[&str] = &["codeact-run", "mcp__codeact__run"];
+/// CLI's `<server>-<tool>`, Claude Code's `mcp__<server>__<tool>`, and Claude Code's for the
+/// server of its codeact plugin.
+pub(crate) const MCP_RUN_TOOLS: &[&str] = &["codeact-run", "mcp__codeact__run", "mcp__plugin_codeact_codeact__run"];
 
 pub(crate) use marker::{MARKER_PREFIX, Origin, has_marker, origin, seal};
 

@@ -1,6 +1,11 @@
 //! The hook payloads Copilot CLI sends on stdin, in every form seen in the wild: `toolArgs` as
 //! an object, as a JSON-encoded string, or as a raw string (freeform tools such as
 //! `apply_patch`), and the `snake_case` spelling (`tool_name`, `tool_input`).
+//!
+//! Claude Code's payloads (told by their `hook_event_name`) are read too: its tools and their
+//! arguments are named as Copilot CLI names the same tools (`Read` with `file_path` is `view`
+//! with `path`), so that the policy and the suggestions know one vocabulary, and the answer is
+//! written in Claude Code's form ([`Host`]).
 
 use serde_json::{Map, Value};
 
@@ -17,9 +22,33 @@ pub(crate) enum Unreadable {
     Malformed,
 }
 
+/// The agent that sent a payload, which decides the form of the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Host {
+    #[default]
+    Copilot,
+    /// Claude Code: answers go in `hookSpecificOutput`.
+    Claude,
+}
+
+/// Claude Code's arguments of a tool, renamed as Copilot CLI names them: (Claude's, Copilot's).
+type Renames = &'static [(&'static str, &'static str)];
+
+/// Claude Code's tools, as the Copilot CLI tools of the same job, and their arguments renamed:
+/// (Claude's tool, Copilot's tool, renames).
+const CLAUDE_TOOLS: &[(&str, &str, Renames)] = &[
+    ("Bash", "bash", &[]),
+    ("Read", "view", &[("file_path", "path")]),
+    ("Grep", "grep", &[]),
+    ("Glob", "glob", &[]),
+    ("Edit", "edit", &[("file_path", "path"), ("old_string", "old_str"), ("new_string", "new_str")]),
+    ("Write", "create", &[("file_path", "path"), ("content", "file_text")]),
+];
+
 /// A `preToolUse` or `postToolUse` payload.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolUse {
+    pub(crate) host: Host,
     pub(crate) session_id: Option<String>,
     /// Milliseconds; Copilot CLI gives every call of one parallel batch the same one.
     pub(crate) timestamp: Option<u64>,
@@ -76,8 +105,8 @@ fn object(input: &[u8]) -> Result<Map<String, Value>, Unreadable> {
 /// Parses a `preToolUse` or `postToolUse` payload, saying why when it cannot.
 pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
     let map = object(input)?;
-    let tool_name = string(&map, &["toolName", "tool_name"]).ok_or(Unreadable::Malformed)?;
-    let args = match field(&map, &["toolArgs", "tool_args", "tool_input", "toolInput"]) {
+    let mut tool_name = string(&map, &["toolName", "tool_name"]).ok_or(Unreadable::Malformed)?;
+    let mut args = match field(&map, &["toolArgs", "tool_args", "tool_input", "toolInput"]) {
         Some(Value::Object(args)) => ToolArgs::Object(args.clone()),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(args)) => ToolArgs::Object(args),
@@ -85,7 +114,20 @@ pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
         },
         _ => ToolArgs::None,
     };
+    let host = if map.contains_key("hook_event_name") { Host::Claude } else { Host::Copilot };
+    let known = CLAUDE_TOOLS.iter().find(|(claude, ..)| *claude == tool_name);
+    if let (Host::Claude, Some((_, copilot, renames))) = (host, known) {
+        tool_name = (*copilot).to_owned();
+        if let ToolArgs::Object(object) = &mut args {
+            for (from, to) in *renames {
+                if let Some(value) = object.remove(*from) {
+                    object.insert((*to).to_owned(), value);
+                }
+            }
+        }
+    }
     Ok(ToolUse {
+        host,
         session_id: string(&map, &["sessionId", "session_id"]),
         timestamp: field(&map, &["timestamp"]).and_then(Value::as_u64),
         cwd: string(&map, &["cwd"]),
@@ -127,6 +169,28 @@ mod tests {
         let parsed = tool_use(payload.as_bytes());
         assert_eq!(parsed.as_ref().map(|t| t.tool_name.as_str()), Ok("view"));
         assert_eq!(parsed.ok().and_then(|t| t.session_id), Some("s1".into()));
+    }
+
+    #[test]
+    fn claude_code_payloads_name_tools_and_arguments_as_copilot_cli_does() {
+        let payload = json!({
+            "session_id": "s", "hook_event_name": "PreToolUse", "cwd": "/w",
+            "tool_name": "Edit", "tool_input": {"file_path": "a.py", "old_string": "x", "new_string": "y"}
+        });
+        let parsed = tool_use(payload.to_string().as_bytes()).unwrap();
+        assert_eq!((parsed.host, parsed.tool_name.as_str()), (Host::Claude, "edit"));
+        assert_eq!(
+            parsed.args,
+            ToolArgs::Object(json!({"path": "a.py", "old_str": "x", "new_str": "y"}).as_object().unwrap().clone())
+        );
+        let unknown = json!({"hook_event_name": "PreToolUse", "tool_name": "WebSearch", "tool_input": {"query": "q"}});
+        assert_eq!(tool_use(unknown.to_string().as_bytes()).unwrap().tool_name, "WebSearch");
+        let copilot = json!({"toolName": "Read", "toolArgs": {"file_path": "a"}});
+        let parsed = tool_use(copilot.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            (parsed.host, parsed.tool_name.as_str(), parsed.args.str("file_path")),
+            (Host::Copilot, "Read", Some("a"))
+        );
     }
 
     #[test]

@@ -275,18 +275,26 @@ fn the_command_written_is_codeact_when_path_finds_this_binary_and_the_launcher_t
     // finds the binary again after `cargo clean` or an upgrade.
     let plugin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin");
     let launcher = plugin.join("bin/codeact").canonicalize().unwrap();
-    let out = std::process::Command::new("sh")
-        .arg(&launcher)
-        .args(["install", "--dry-run"])
-        .current_dir(env.workspace())
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", env.home())
-        .env("CODEACT_BIN", BIN)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let through_launcher = |args: &[&str]| {
+        let out = std::process::Command::new("sh")
+            .arg(&launcher)
+            .args(["install", "--dry-run"])
+            .args(args)
+            .current_dir(env.workspace())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", env.home())
+            .env("CODEACT_BIN", BIN)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let stdout = through_launcher(&["--route", "bash"]);
     assert!(stdout.contains(&format!("\n```bash\nsh {} run --backend monty <<'PY'\n", launcher.display())), "{stdout}");
+    // By default the plugin's files name the `run` tool of the MCP server it bundles.
+    let stdout = through_launcher(&[]);
+    assert!(stdout.contains("to codeact's `run` tool. A single read"), "{stdout}");
+    assert!(!stdout.contains("<<'PY'"), "{stdout}");
 }
 
 #[test]

@@ -6,6 +6,7 @@
 #![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first surprise")]
 
 // Helpers.
+mod anthropic;
 mod model;
 mod support;
 
@@ -13,6 +14,7 @@ mod support;
 mod agentfolder;
 mod agentschema;
 mod check;
+mod claude;
 mod cli;
 mod config;
 mod conformance;

@@ -35,7 +35,7 @@ use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::ServeArgs;
 use crate::exit;
-use crate::limits::{self, MAX_TIMEOUT_SECS, format_seconds};
+use crate::limits::{self, format_seconds};
 use crate::output;
 use crate::render::{Reference, Route};
 use crate::tools::github;
@@ -62,7 +62,6 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
             (doc.name.to_owned(), doc.to_json())
         })
         .collect();
-    let names: Vec<String> = docs.iter().map(|(name, _)| name.clone()).collect();
     drop(built);
 
     let mut shared = vec![OsString::from("--workspace"), config.workspace.clone().into_os_string()];
@@ -82,7 +81,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
                 // and the program's stderr, each within the output limit.
                 max_report: max_output.saturating_mul(8).saturating_add(1 << 20),
             },
-            tools: vec![run_tool(&names, args.text_only), describe_tool()],
+            tools: vec![run_tool(args.text_only), describe_tool()],
             text_only: args.text_only,
             instructions,
             docs,
@@ -136,27 +135,22 @@ struct Shared {
     text_only: bool,
 }
 
-/// The `run` tool: a short description that names the functions, so that a client which does
-/// not pass the server's instructions on still tells the model what it can call.
-fn run_tool(names: &[String], text_only: bool) -> Tool {
-    let description = format!(
-        "Run a Python program in codeact's sandbox. The workspace's tools are Python functions in it: {}. \
-         Print only what you need; the last expression is shown too. Signatures: the server's instructions, or `describe`.",
-        names.join(", ")
-    );
+/// The `run` tool. Its description is short, since every client shows it on every request: the
+/// signatures are in the server's instructions, and `describe` gives them to a client that does
+/// not pass those on.
+fn run_tool(text_only: bool) -> Tool {
+    let description = "Run a Python program that calls the workspace's tools as functions (see the codeact \
+                       reference, or `describe`); returns what it prints and its last expression.";
     let input = json!({
         "type": "object",
         "properties": {
-            "code": {"type": "string", "description": "The Python program."},
-            "timeout": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "maximum": MAX_TIMEOUT_SECS,
-                "description": "Wall-clock limit in seconds, counting tool time (default: codeact's configured limit)."
-            }
+            "code": {"type": "string"},
+            // Seconds. The bounds are checked on the call, with a message: in the schema, every
+            // client would show them to the model on every request.
+            "timeout": {"type": "number"}
         },
-        "required": ["code"],
-        "additionalProperties": false
+        // Unknown arguments are refused on the call, with a message, not in every request.
+        "required": ["code"]
     });
     let output = json!({
         "type": "object",
@@ -193,17 +187,14 @@ fn describe_tool() -> Tool {
     let input = json!({
         "type": "object",
         "properties": {
-            "names": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Tools to describe in full: signature, description, parameters' JSON Schema, result. Without names: the reference of every tool."
-            }
+            "names": {"type": "array", "items": {"type": "string"}}
         },
         "additionalProperties": false
     });
     Tool::new(
         "describe",
-        "The functions a codeact program can call: their reference, or the full documentation of the named ones.",
+        "The full documentation (signature, parameters, result) of the named functions of codeact programs; \
+         without names, the reference of all.",
         object(input),
     )
     .with_title("Describe codeact's tools")
