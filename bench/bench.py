@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import http.client
 import json
 import os
 import platform
@@ -19,13 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import workspace
 
 BENCH_DIR = Path(__file__).resolve().parent
-CASES = ("trivial", "scan", "wasm", "hyperlight", "hook", "commands", "mcp", "tokens")
+CASES = ("trivial", "scan", "wasm", "hyperlight", "hook", "commands", "mcp", "serve", "tokens")
 
 # Limits given to codeact so the scan is never cut short (large outputs, 10 000 view() calls
 # plus the glob: one more than the default tool-call budget).
@@ -547,6 +549,98 @@ def case_mcp(setup: Setup, report: Report) -> None:
     report.results["mcp"] = {v.label: summary(v) for v in (one, many)}
 
 
+class McpHttp:
+    """A minimal MCP client over streamable HTTP, on one kept-alive connection: enough to time
+    `tools/call` against `codeact mcp serve --http` without a client library's own costs."""
+
+    def __init__(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self.path = parts.path
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.session: str | None = None
+        self.next_id = 0
+
+    def send(self, method: str, params: dict[str, object], notify: bool = False) -> dict[str, object] | None:
+        body: dict[str, object] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notify:
+            self.next_id += 1
+            body["id"] = self.next_id
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session:
+            headers.update({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": "2025-06-18"})
+        self.conn.request("POST", self.path, json.dumps(body), headers)
+        response = self.conn.getresponse()
+        data = response.read()
+        self.session = response.getheader("Mcp-Session-Id") or self.session
+        if notify:
+            return None
+        if response.status != 200:
+            fail(f"MCP {method}: HTTP {response.status}: {data[:300]!r}")
+        if (response.getheader("Content-Type") or "").startswith("text/event-stream"):
+            for line in data.decode().splitlines():
+                if line.startswith("data:") and line[5:].strip():
+                    message = json.loads(line[5:])
+                    if message.get("id") == body["id"]:
+                        return message
+            fail(f"MCP {method}: no answer in the event stream: {data[:300]!r}")
+        return json.loads(data)
+
+    def run(self, code: str) -> tuple[int, str]:
+        """One `run` call: its wall time and the text it returned."""
+        start = time.perf_counter_ns()
+        answer = self.send("tools/call", {"name": "run", "arguments": {"code": code}})
+        elapsed = time.perf_counter_ns() - start
+        result = answer.get("result") if answer else None
+        if not isinstance(result, dict) or result.get("isError"):
+            fail(f"MCP run failed: {answer}")
+        return elapsed, "".join(block.get("text", "") for block in result["content"])
+
+
+def case_serve(setup: Setup, report: Report) -> None:
+    """Case 6: a `run` call through a warm `codeact mcp serve --http` beside a `codeact run` process."""
+    project = setup.home / "serve-project"
+    project.mkdir(exist_ok=True)
+    server = subprocess.Popen([setup.codeact, "mcp", "serve", "--http", "127.0.0.1:0", "--workspace", str(project)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env=setup.env, cwd=project)
+    try:
+        line = server.stderr.readline().decode() if server.stderr else ""
+        if "serving MCP at " not in line:
+            fail(f"`codeact mcp serve` did not start: {line}")
+        client = McpHttp(line.split("serving MCP at ", 1)[1].strip())
+        client.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "clientInfo": {"name": "bench", "version": "1"}})
+        client.send("notifications/initialized", {}, notify=True)
+        process = Variant("`codeact run` process", [setup.codeact, "run", "--backend", "monty", "--workspace",
+                                                     str(project)], b"print(1)\n", setup.env, project)
+        served = Variant("`run` call, warm `codeact mcp serve --http`", [])
+        for _ in range(setup.warmup):
+            process.run_once()
+            client.run("print(1)")
+        log(f"serve: {setup.runs} runs each, interleaved")
+        for _ in range(setup.runs):
+            run = process.run_once()
+            if run.stdout != b"1\n":
+                fail(f"codeact run printed {run.stdout!r}")
+            process.samples_ns.append(run.elapsed_ns)
+            elapsed, text = client.run("print(1)")
+            if text != "1\n":
+                fail(f"the run tool returned {text!r}")
+            served.samples_ns.append(elapsed)
+    finally:
+        server.terminate()
+        server.wait()
+    report.section(
+        "MCP server",
+        "`print(1)` as a `run` call to a warm `codeact mcp serve --http` (one kept-alive connection, one "
+        "session; each call is still a `codeact run` of its own, started by the server), beside a "
+        f"`codeact run` process started by the caller. {setup.runs} runs each, interleaved.",
+        ["benchmark", "variant", "min ms", "median ms", "max ms", "vs process"],
+        timing_rows([process, served], process, "`print(1)`"),
+    )
+    report.results["serve"] = {v.label: summary(v) for v in (process, served)}
+
+
 def case_tokens(setup: Setup, report: Report) -> None:
     """Case 7: the size, in o200k_base tokens, of every text codeact puts in front of a model."""
     if setup.benchtool is None:
@@ -716,7 +810,7 @@ def main() -> None:
             wasm_env=dict(args.wasm_env) if args.wasm_env else None,
         )
         report = Report()
-        steps = {"trivial": case_programs, "wasm": case_wasm, "hyperlight": case_hyperlight, "hook": case_hook, "commands": case_commands, "mcp": case_mcp, "tokens": case_tokens}
+        steps = {"trivial": case_programs, "wasm": case_wasm, "hyperlight": case_hyperlight, "hook": case_hook, "commands": case_commands, "mcp": case_mcp, "serve": case_serve, "tokens": case_tokens}
         if "scan" in args.only and "trivial" not in args.only:
             args.only.append("trivial")  # print(1) and the scans share one table
         for name, step in steps.items():

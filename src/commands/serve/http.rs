@@ -122,6 +122,9 @@ pub(super) async fn serve(server: Server, addr: SocketAddr, args: &ServeArgs, to
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
+        // Answers are small writes: without this, Nagle's algorithm holds each back until the
+        // client's delayed acknowledgement, some 40 ms.
+        let _ = stream.set_nodelay(true);
         let service = service.clone();
         let token = token.clone();
         let handle = hyper::service::service_fn(move |request: Request<Incoming>| {
