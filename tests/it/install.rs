@@ -382,4 +382,35 @@ fn what_every_request_carries_stays_within_its_budget() {
     assert!(reference <= 400, "the reference is {reference} tokens");
     assert!(listings <= 60, "the plugin's listings are {listings} tokens");
     assert!(reference + listings <= 460, "codeact adds {} tokens to every request", reference + listings);
+
+    // The default route of the plugin: the instructions name the `run` tool of the MCP server it
+    // bundles, whose definition is listed with every request too (only `run`: the plugin's
+    // config leaves `describe` out).
+    let env = TestEnv::new().env("CODEACT_ROUTE", "mcp");
+    env.run(&["install"], "").code(0);
+    let installed =
+        std::fs::read_to_string(env.workspace().join(".github/instructions/codeact.instructions.md")).unwrap();
+    let run = mcp_run_tool(&env);
+    let listed = json!({"type": "function", "function": {
+        "name": "codeact-run", "description": run["description"], "parameters": run["inputSchema"]
+    }});
+    let (reference, tool) = (tokens(&installed), tokens(&listed.to_string()));
+    eprintln!("instructions file, MCP route: {reference} o200k_base tokens; the run tool: {tool}");
+    assert!(reference + tool + listings <= 480, "codeact adds {} tokens to every request", reference + tool + listings);
+}
+
+/// The `run` tool as `codeact mcp serve` lists it, over stdio.
+fn mcp_run_tool(env: &TestEnv) -> Value {
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}
+        }}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ];
+    let input = requests.iter().map(Value::to_string).collect::<Vec<_>>().join("\n") + "\n";
+    let out = env.run(&["mcp", "serve", "--text-only"], &input).code(0);
+    let listed = out.stdout.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).find(|m| m["id"] == 2);
+    let tools = listed.expect("a tools/list answer")["result"]["tools"].clone();
+    tools.as_array().unwrap().iter().find(|t| t["name"] == "run").cloned().expect("the run tool")
 }
