@@ -369,3 +369,20 @@ fn a_token_is_required_when_set_and_a_remote_address_needs_one() {
         .run(&["mcp", "serve", "--http", "0.0.0.0:0", "--allow-remote"], "");
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
+
+#[test]
+fn the_file_system_root_or_home_is_never_the_workspace_by_default() {
+    let env = workspace();
+    for dir in [std::path::PathBuf::from("/"), env.home()] {
+        let out = env.command(&["mcp", "serve"]).current_dir(&dir).stdin(Stdio::null()).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("every program would reach all of it") && stderr.contains("--workspace DIR"),
+            "{stderr}"
+        );
+    }
+    // Named, it is the user's choice: the server starts (and ends with its closed stdin).
+    let out = env.command(&["mcp", "serve", "--workspace", "/"]).stdin(Stdio::null()).output().expect("run");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("every program would reach"), "{out:?}");
+}

@@ -34,7 +34,9 @@ use super::common::{self, PROBE_TIME};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::ServeArgs;
-use crate::exit;
+use crate::env;
+use crate::exit::{self, UsageError};
+use crate::hint::Hint;
 use crate::limits::{self, format_seconds};
 use crate::output;
 use crate::render::{Reference, Route};
@@ -44,6 +46,7 @@ use crate::tools::github;
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
+    refuse_broad_default(args)?;
     let config = common::config(&args.common, Some(&args.tools))?;
     let backend = backend::select(config.backend)?;
     let token = http::token(args)?;
@@ -105,6 +108,31 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     runtime.shutdown_timeout(Duration::from_secs(1));
     served?;
     Ok(exit::SUCCESS)
+}
+
+/// Refuses to take the file system's root or the home directory as the workspace by default:
+/// some clients start their servers there (Cursor starts them in `/`), and every program would
+/// then reach everything. Named with `--workspace`, either is the user's choice.
+fn refuse_broad_default(args: &ServeArgs) -> Result<()> {
+    if args.common.workspace.is_some() {
+        return Ok(());
+    }
+    let cwd = std::env::current_dir().context("failed to read the current directory")?;
+    let home = env::var(env::HOME).map(std::path::PathBuf::from);
+    let broad = cwd.parent().is_none() || home.is_some_and(|home| home == cwd);
+    if !broad {
+        return Ok(());
+    }
+    Err(UsageError {
+        message: format!(
+            "the workspace would be `{}`, where the client started the server: every program would reach all of it",
+            cwd.display()
+        ),
+        hint: Some(Hint::new(
+            "name the project: `codeact mcp serve --workspace DIR` (`${workspaceFolder}` in VS Code and Cursor)",
+        )),
+    }
+    .into())
 }
 
 /// Serves one client on stdin and stdout until it closes them.
