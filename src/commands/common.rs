@@ -14,6 +14,7 @@ use crate::config::{Config, Overrides};
 use crate::copilot;
 use crate::env;
 use crate::hook::shell;
+use crate::limits;
 use crate::output;
 use crate::render::Route;
 use crate::tools::github::Access;
@@ -43,6 +44,34 @@ pub(crate) fn run_config(args: &RunArgs) -> Result<Config> {
         max_output: args.max_output,
         max_tool_calls: args.max_tool_calls,
         tools: args.tools.dirs.clone(),
+        skip_unusable_project: false,
+    })
+}
+
+/// The configuration for `mcp serve`: that of `codeact run` with no flags, so with the limits
+/// of `CODEACT_TIMEOUT`, `CODEACT_MAX_MEMORY`, `CODEACT_MAX_OUTPUT` and `CODEACT_MAX_TOOL_CALLS`
+/// (which clap reads only for `run`'s own flags). A value that does not parse is an error here,
+/// as it would be for every run.
+pub(crate) fn serve_config(common: &CommonArgs, tools: &ToolsArgs) -> Result<Config> {
+    let number = |name: &str| -> Result<Option<u64>> {
+        env::var(name)
+            .map(|text| text.trim().parse().map_err(|_| anyhow::anyhow!("`{name}` is not a whole number: `{text}`")))
+            .transpose()
+    };
+    let timeout = env::var(env::TIMEOUT)
+        .map(|text| limits::parse_timeout_arg(&text).map_err(|why| anyhow::anyhow!("`{}`: {why}", env::TIMEOUT)))
+        .transpose()?;
+    let max_memory = env::var(env::MAX_MEMORY)
+        .map(|text| limits::parse_size(&text).map_err(|why| anyhow::anyhow!("`{}`: {why}", env::MAX_MEMORY)))
+        .transpose()?;
+    Config::load(&Overrides {
+        backend: common.backend,
+        workspace: common.workspace.clone(),
+        timeout,
+        max_memory,
+        max_output: number(env::MAX_OUTPUT)?.and_then(|n| usize::try_from(n).ok()),
+        max_tool_calls: number(env::MAX_TOOL_CALLS)?,
+        tools: tools.dirs.clone(),
         skip_unusable_project: false,
     })
 }

@@ -70,7 +70,8 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
                 return Ok(None);
             }
             let command = run_command(&config);
-            return Ok(reply(policy::decide_unreadable(config.mode, why, &command, common::route(None))));
+            let decision = policy::decide_unreadable(config.mode, why, &command, common::route(None));
+            return Ok(reply(decision).map(|reply| for_host(payload::host_of(input), "PreToolUse", reply)));
         }
     };
     let config = load_config(call.cwd.as_deref())?;

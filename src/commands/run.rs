@@ -17,6 +17,12 @@ use crate::tools::workspace::Workspace;
 use crate::tools::{ToolContext, github};
 
 pub(crate) fn run(args: &RunArgs) -> Result<u8> {
+    if args.mcp_result {
+        // A run of `codeact mcp serve` ends with the server, even one killed outright: SIGTERM
+        // ends the commands and servers it started too.
+        #[cfg(target_os = "linux")]
+        let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
+    }
     let config = common::run_config(args)?;
     let backend = backend::select(config.backend)?;
     let prepared = backend.prepare();

@@ -102,6 +102,14 @@ fn object(input: &[u8]) -> Result<Map<String, Value>, Unreadable> {
     }
 }
 
+/// Who sent `input`, even one that cannot be parsed (too large, cut short): a Claude Code
+/// payload names its event as `hook_event_name`, which Copilot CLI's never does.
+#[must_use]
+pub(crate) fn host_of(input: &[u8]) -> Host {
+    let claude = input.windows(b"\"hook_event_name\"".len()).any(|window| window == b"\"hook_event_name\"");
+    if claude { Host::Claude } else { Host::Copilot }
+}
+
 /// Parses a `preToolUse` or `postToolUse` payload, saying why when it cannot.
 pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
     let map = object(input)?;
@@ -115,6 +123,9 @@ pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
         _ => ToolArgs::None,
     };
     let host = if map.contains_key("hook_event_name") { Host::Claude } else { Host::Copilot };
+    if let (Host::Claude, "Read", ToolArgs::Object(object)) = (host, tool_name.as_str(), &mut args) {
+        read_range(object);
+    }
     let known = CLAUDE_TOOLS.iter().find(|(claude, ..)| *claude == tool_name);
     if let (Host::Claude, Some((_, copilot, renames))) = (host, known) {
         tool_name = (*copilot).to_owned();
@@ -134,6 +145,20 @@ pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
         tool_name,
         args,
     })
+}
+
+/// Claude Code's `Read` takes the first line (`offset`, from 1) and a line count (`limit`);
+/// `view` takes `view_range`, `[first, last]` with -1 for the end.
+fn read_range(args: &mut Map<String, Value>) {
+    let offset = args.remove("offset").and_then(|v| v.as_i64()).filter(|n| *n >= 1);
+    let limit = args.remove("limit").and_then(|v| v.as_i64()).filter(|n| *n >= 1);
+    let first = offset.unwrap_or(1);
+    let range = match (offset, limit) {
+        (None, None) => return,
+        (_, Some(limit)) => [first, first.saturating_add(limit - 1)],
+        (Some(_), None) => [first, -1],
+    };
+    args.insert("view_range".into(), Value::from(range.to_vec()));
 }
 
 /// Parses a `sessionStart` payload; `None` for anything malformed.
@@ -185,12 +210,29 @@ mod tests {
         );
         let unknown = json!({"hook_event_name": "PreToolUse", "tool_name": "WebSearch", "tool_input": {"query": "q"}});
         assert_eq!(tool_use(unknown.to_string().as_bytes()).unwrap().tool_name, "WebSearch");
+        let read = json!({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "a", "offset": 5, "limit": 10}});
+        let parsed = tool_use(read.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            parsed.args,
+            ToolArgs::Object(json!({"path": "a", "view_range": [5, 14]}).as_object().unwrap().clone())
+        );
         let copilot = json!({"toolName": "Read", "toolArgs": {"file_path": "a"}});
         let parsed = tool_use(copilot.to_string().as_bytes()).unwrap();
         assert_eq!(
             (parsed.host, parsed.tool_name.as_str(), parsed.args.str("file_path")),
             (Host::Copilot, "Read", Some("a"))
         );
+    }
+
+    #[test]
+    fn a_payload_too_large_to_parse_still_says_who_sent_it() {
+        let huge = format!(
+            r#"{{"hook_event_name": "PreToolUse", "tool_input": {{"content": "{}"}}}}"#,
+            "x".repeat(MAX_PAYLOAD)
+        );
+        assert_eq!(tool_use(huge.as_bytes()), Err(Unreadable::TooLarge));
+        assert_eq!(host_of(huge.as_bytes()), Host::Claude);
+        assert_eq!(host_of(br#"{"toolName": "bash""#), Host::Copilot);
     }
 
     #[test]

@@ -29,6 +29,18 @@ const READ_ONLY_TOOLS: &[&str] = &["view", "glob", "grep", "rg", "read_file", "f
 /// a single read or edit.
 const SINGLE_FILE_TOOLS: &[&str] = &["view", "read_file", "edit", "create"];
 
+/// Tools that load skills or describe tools, and do nothing in the workspace: the hooks let them
+/// through in every mode, as they do skills (Claude Code's `ToolSearch` loads the definition of
+/// codeact's own `run` tool; `describe` is codeact's).
+const NEUTRAL_TOOLS: &[&str] = &[
+    "skill",
+    "Skill",
+    "ToolSearch",
+    "codeact-describe",
+    "mcp__codeact__describe",
+    "mcp__plugin_codeact_codeact__describe",
+];
+
 /// Tools whose `command` argument is a shell command line.
 const SHELL_TOOLS: &[&str] = &["bash", "shell", "powershell"];
 
@@ -67,7 +79,7 @@ pub(crate) fn classify(call: &ToolUse, identify: impl Fn(&str) -> Program) -> Cl
         Class::Codeact
     } else if READ_ONLY_TOOLS.contains(&tool) {
         Class::ReadOnly
-    } else if tool == "skill" {
+    } else if NEUTRAL_TOOLS.contains(&tool) {
         Class::Skill
     } else {
         Class::Other
@@ -231,6 +243,8 @@ mod tests {
         assert_eq!(classify(&call("bash", &json!({"command": "codeact run <<'PY'\n1\nPY"})), codeact), Class::Codeact);
         assert_eq!(classify(&call("bash", &json!({"command": "echo codeact run"})), codeact), Class::Other);
         assert_eq!(classify(&call("skill", &json!({"skill": "x"})), codeact), Class::Skill);
+        assert_eq!(classify(&call("ToolSearch", &json!({"query": "select:x"})), codeact), Class::Skill);
+        assert_eq!(classify(&call("codeact-run", &json!({"code": "1"})), codeact), Class::Codeact);
         assert_eq!(classify(&call("apply_patch", &json!("*** Begin Patch")), codeact), Class::Other);
     }
 

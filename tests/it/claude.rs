@@ -332,3 +332,26 @@ fn the_claude_plugins_hooks_deny_in_claudes_form_with_a_program_for_the_run_tool
         "{denied}"
     );
 }
+
+#[test]
+#[ignore = "needs the claude plugin folder (claude-plugin/) and the npm packages of tests/e2e"]
+fn exclusive_mode_lets_the_model_load_and_run_the_plugins_run_tool_with_tool_search_on() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let env = workspace();
+    // Tool search on (the CLI's default): the run tool is deferred, and `ToolSearch` loads it.
+    let claude = Claude::new(&env).var("CODEACT_MODE", "exclusive");
+    let run = "mcp__plugin_codeact_codeact__run";
+    let server = MessagesServer::start(vec![
+        Step::Tool("ToolSearch", json!({"query": format!("select:{run}")})),
+        Step::Tool(run, json!({"code": PROGRAM})),
+        Step::Say(ANSWER),
+    ]);
+    let plugin = claude_plugin().display().to_string();
+    let result = claude.prompt(&server, &["--plugin-dir", &plugin, "--allowedTools", run]);
+    let turns = server.turns();
+    let results = tool_results(turns.last().unwrap());
+    assert_eq!(results.len(), 2, "{results:#?}");
+    assert_ne!(results[0]["is_error"], true, "ToolSearch was refused: {:#?}", results[0]);
+    assert_eq!(text_of(&results[1]["content"]), PRINTED);
+    assert_answered(&result);
+}

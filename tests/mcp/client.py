@@ -11,10 +11,12 @@ plus "scenario" and its fields:
     list                          initialize and tools/list
     calls      calls=[{tool, arguments}]     each call in turn, timed
     progress   arguments                     one `run` call with a progress callback
-    cancel     arguments, after              a `run` call abandoned after `after` seconds
-                                             (the SDK sends notifications/cancelled), then
-                                             `print("after")`
+    cancel     arguments, after, pid_file    a `run` call abandoned after `after` seconds
+                                             (the SDK sends notifications/cancelled); whether
+                                             the process in `pid_file` still runs a moment
+                                             later, in the same session; then `print("after")`
     concurrent arguments, clients            `clients` sessions each make the call at once
+    parallel   arguments, calls              one session makes the call `calls` times at once
 """
 
 import json
@@ -41,6 +43,17 @@ async def session(request):
         async with streamable_http_client(request["url"]) as (read, write, *_):
             async with ClientSession(read, write) as client:
                 yield client, await client.initialize()
+
+
+def alive(pid_file):
+    """Whether the process whose pid is in `pid_file` runs (and is not a zombie)."""
+    try:
+        with open(pid_file) as file:
+            pid = int(file.read().strip())
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, ValueError):
+        return False
 
 
 def result_of(result, started):
@@ -106,10 +119,24 @@ async def scenario(request):
             with anyio.move_on_after(request["after"]) as scope:
                 await client.call_tool("run", request["arguments"])
             abandoned = scope.cancelled_caught
-            # Give the server a moment to stop the program before the test looks for it.
+            # Give the server a moment to stop the program, then look for it while the session
+            # is still open.
             await anyio.sleep(request.get("settle", 3))
+            still = alive(request["pid_file"])
             after = await call(client, "run", {"code": 'print("after")'})
-            return {"abandoned": abandoned, "seconds": time.monotonic() - started, "after": after}
+            return {"abandoned": abandoned, "alive_after_cancel": still, "seconds": time.monotonic() - started,
+                    "after": after}
+        if kind == "parallel":
+            results = [None] * request["calls"]
+            started = time.monotonic()
+
+            async def one(index):
+                results[index] = await call(client, "run", request["arguments"])
+
+            async with anyio.create_task_group() as group:
+                for index in range(request["calls"]):
+                    group.start_soon(one, index)
+            return {"results": results, "seconds": time.monotonic() - started}
     raise SystemExit(f"unknown scenario {kind!r}")
 
 

@@ -60,23 +60,23 @@ pub(crate) enum Failed {
     NoReport(String),
 }
 
-/// Runs `code` with an optional `timeout` (seconds, checked), calling `progress` with the time
-/// elapsed every `every` until it ends; `cancel` stops it.
+/// Runs `code` with `timeout` (checked), calling `progress` with the time elapsed every `every`
+/// until it ends; `cancel` stops it.
 pub(crate) async fn run(
     launch: &Launch,
     code: &str,
-    timeout: Option<Duration>,
+    timeout: Duration,
     cancel: &CancellationToken,
     every: Duration,
     mut progress: impl FnMut(Duration),
 ) -> Result<Finished, Failed> {
     let mut command = Command::new(&launch.program);
     command.arg("run").arg("--mcp-result").args(&launch.args);
-    if let Some(timeout) = timeout {
-        command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
-    }
+    command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
     command
         .arg("-")
+        // The runs' programs have no business with the token that guards the server.
+        .env_remove(crate::env::MCP_TOKEN)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -103,7 +103,7 @@ pub(crate) async fn run(
     let warnings = tokio::spawn(async move { read_tail(stderr, STDERR_KEPT).await });
 
     let started = Instant::now();
-    let overdue = started + timeout.unwrap_or(Duration::from_mins(10)) + OVERDUE;
+    let overdue = started + timeout + OVERDUE;
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let status = loop {
         tokio::select! {

@@ -11,13 +11,14 @@
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
 use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest as _, Sha256};
@@ -32,6 +33,13 @@ use crate::hint::Hint;
 
 /// The path the server answers at; every other is 404.
 const PATH: &str = "/mcp";
+
+/// How long a session may go without an event before it is closed: a day, the longest
+/// timeout a run may have, and the time the server gives an overdue run.
+const SESSION_IDLE: Duration = Duration::from_mins(24 * 60 + 10);
+
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The shortest token accepted for a server other than on loopback.
 const MIN_TOKEN: usize = 32;
@@ -69,7 +77,8 @@ pub(super) fn token(args: &ServeArgs) -> Result<Option<String>> {
 }
 
 /// The `Host` values accepted: loopback names and addresses, the bound address, and those the
-/// user allowed.
+/// user allowed. An unspecified bind address (`0.0.0.0`) is no name a client uses: it needs
+/// `--allow-host`.
 fn allowed_hosts(addr: SocketAddr, extra: &[String]) -> Vec<String> {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].map(str::to_owned).to_vec();
     if !addr.ip().is_unspecified() {
@@ -111,15 +120,19 @@ pub(super) async fn serve(server: Server, addr: SocketAddr, args: &ServeArgs, to
         .with_allowed_origins(allowed_origins(&hosts))
         .enforce_origin_validation()
         .with_allowed_hosts(hosts);
-    let service =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    let mut sessions = LocalSessionManager::default();
+    // A session closes after this long without an event. A call that asked for no progress
+    // sends none while its program runs, so the default 5 minutes would cancel a longer run;
+    // this outlasts the longest run the server allows.
+    sessions.session_config.keep_alive = Some(SESSION_IDLE);
+    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     let token = token.map(|token| Arc::new(Sha256::digest(format!("Bearer {token}").as_bytes())));
     announce(&format!("http://{bound}{PATH}"));
     loop {
         // Out of file descriptors, or a connection reset before it was accepted: the next one
         // may do.
         let Ok((stream, _)) = listener.accept().await else {
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
         // Answers are small writes: without this, Nagle's algorithm holds each back until the
@@ -138,7 +151,11 @@ pub(super) async fn serve(server: Server, addr: SocketAddr, args: &ServeArgs, to
             }
         });
         tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handle).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), handle)
+                .await;
         });
     }
 }

@@ -47,7 +47,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     refuse_broad_default(args)?;
-    let config = common::config(&args.common, Some(&args.tools))?;
+    let config = common::serve_config(&args.common, &args.tools)?;
     let backend = backend::select(config.backend)?;
     let token = http::token(args)?;
     // Listing what the workspace offers may start its MCP servers: before serving, on this
@@ -73,6 +73,9 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
         shared.extend([OsString::from("--tools"), dir.into_os_string()]);
     }
+    // The limits the server read (its config and `CODEACT_*` variables) are the runs' own: the
+    // report's size, the progress total and the deadline of an overdue run follow them.
+    shared.extend([OsString::from("--max-output"), OsString::from(config.limits.max_output.to_string())]);
     let program = std::env::current_exe().context("failed to find this binary to run programs with")?;
     let max_output = config.limits.max_output;
     let server = Server {
@@ -299,20 +302,26 @@ impl Server {
             slot = self.shared.slots.acquire() => slot.map_err(|_| McpError::internal_error("the server is stopping", None))?,
             () = cancel.cancelled() => return Err(McpError::internal_error("cancelled", None)),
         };
-        let total = timeout.unwrap_or(self.shared.default_timeout);
+        let timeout = timeout.unwrap_or(self.shared.default_timeout);
         let progress_token = context.meta.get_progress_token();
         let peer = context.peer.clone();
-        let report = move |elapsed: Duration| {
+        let mut sent = Vec::new();
+        let report = |elapsed: Duration| {
             let Some(token) = progress_token.clone() else { return };
             let peer = peer.clone();
             let mut param = ProgressNotificationParam::new(token, elapsed.as_secs_f64().floor());
-            param.total = Some(total.as_secs_f64());
+            param.total = Some(timeout.as_secs_f64());
             param.message = Some(format!("running for {}", format_seconds(Duration::from_secs(elapsed.as_secs()))));
-            tokio::spawn(async move {
+            sent.push(tokio::spawn(async move {
                 let _ = peer.notify_progress(param).await;
-            });
+            }));
         };
-        match child::run(&self.shared.launch, code, timeout, &cancel, PROGRESS_EVERY, report).await {
+        let finished = child::run(&self.shared.launch, code, timeout, &cancel, PROGRESS_EVERY, report).await;
+        // No progress may follow the result.
+        for notification in sent {
+            let _ = notification.await;
+        }
+        match finished {
             Ok(Finished { result, text, success }) => {
                 let text = ContentBlock::text(if text.is_empty() { "(no output)".to_owned() } else { text });
                 let mut answer = if self.shared.text_only {
