@@ -7,13 +7,13 @@
 //! message, so that nothing the CLI asks for on the side goes unanswered; every other path gets
 //! the API's 404 error. It never reaches anything beyond the test's own connections.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::model::text_of;
+use crate::model::{read_request, serve_loopback, text_of};
 
 /// One scripted model turn.
 #[derive(Debug, Clone)]
@@ -42,18 +42,9 @@ pub(crate) struct MessagesServer {
 impl MessagesServer {
     /// Serves `script` on a free port of 127.0.0.1, one thread per connection.
     pub(crate) fn start(script: Vec<Step>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let log = requests.clone();
-        let script = Arc::new(script);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let log = log.clone();
-                let script = script.clone();
-                std::thread::spawn(move || serve(stream, &script, &log));
-            }
-        });
+        let port = serve_loopback(move |stream| serve(stream, &script, &log));
         Self { port, requests }
     }
 
@@ -108,25 +99,7 @@ pub(crate) fn tool_results(body: &Value) -> Vec<Value> {
 }
 
 fn serve(mut stream: TcpStream, script: &[Step], log: &Mutex<Vec<Request>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
+    let Some((request_line, body)) = read_request(&stream) else { return };
     let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     log.lock().unwrap().push(Request { path: path.clone(), body: body.clone() });

@@ -121,18 +121,9 @@ pub(crate) struct ModelServer {
 
 impl ModelServer {
     pub(crate) fn start(script: Vec<Step>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let log = requests.clone();
-        let script = Arc::new(script);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let log = log.clone();
-                let script = script.clone();
-                std::thread::spawn(move || serve(stream, &script, &log));
-            }
-        });
+        let port = serve_loopback(move |stream| serve(stream, &script, &log));
         Self { port, requests }
     }
 
@@ -146,12 +137,27 @@ impl ModelServer {
     }
 }
 
-fn serve(mut stream: TcpStream, script: &[Step], log: &Mutex<Vec<Value>>) {
+/// Serves every connection to a free port of 127.0.0.1 with `handle`, each on a thread of its
+/// own, for as long as the test process runs; returns the port.
+pub(crate) fn serve_loopback(handle: impl Fn(TcpStream) + Send + Sync + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = Arc::new(handle);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let handle = handle.clone();
+            std::thread::spawn(move || handle(stream));
+        }
+    });
+    port
+}
+
+/// One HTTP/1.1 request, read as the scripted servers need it: its request line and its body
+/// (by `content-length`); `None` when the connection closed first.
+pub(crate) fn read_request(stream: &TcpStream) -> Option<(String, Vec<u8>)> {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
+    reader.read_line(&mut request_line).ok()?;
     let mut length = 0;
     loop {
         let mut line = String::new();
@@ -166,6 +172,11 @@ fn serve(mut stream: TcpStream, script: &[Step], log: &Mutex<Vec<Value>>) {
     }
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
+    Some((request_line, body))
+}
+
+fn serve(mut stream: TcpStream, script: &[Step], log: &Mutex<Vec<Value>>) {
+    let Some((request_line, body)) = read_request(&stream) else { return };
     let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
     if request_line.starts_with("GET") {
         let models = json!({"object": "list", "data": [{"id": "gpt-4.1", "object": "model"}, {"id": "gpt-5.4", "object": "model"}]});
