@@ -14,7 +14,6 @@ use crate::config::{Config, Overrides};
 use crate::copilot;
 use crate::env;
 use crate::hook::shell;
-use crate::limits;
 use crate::output;
 use crate::render::Route;
 use crate::tools::github::Access;
@@ -48,32 +47,21 @@ pub(crate) fn run_config(args: &RunArgs) -> Result<Config> {
     })
 }
 
-/// The configuration for `mcp serve`: that of `codeact run` with no flags, so with the limits
-/// of `CODEACT_TIMEOUT`, `CODEACT_MAX_MEMORY`, `CODEACT_MAX_OUTPUT` and `CODEACT_MAX_TOOL_CALLS`
-/// (which clap reads only for `run`'s own flags). A value that does not parse is an error here,
-/// as it would be for every run.
+/// The configuration for `mcp serve`: that of `codeact run` with no flags but the server's
+/// workspace, backend and tools folders, so with the limits of `CODEACT_TIMEOUT`,
+/// `CODEACT_MAX_MEMORY`, `CODEACT_MAX_OUTPUT` and `CODEACT_MAX_TOOL_CALLS`, read by `run`'s
+/// own flags.
 pub(crate) fn serve_config(common: &CommonArgs, tools: &ToolsArgs) -> Result<Config> {
-    let number = |name: &str| -> Result<Option<u64>> {
-        env::var(name)
-            .map(|text| text.trim().parse().map_err(|_| anyhow::anyhow!("`{name}` is not a whole number: `{text}`")))
-            .transpose()
-    };
-    let timeout = env::var(env::TIMEOUT)
-        .map(|text| limits::parse_timeout_arg(&text).map_err(|why| anyhow::anyhow!("`{}`: {why}", env::TIMEOUT)))
-        .transpose()?;
-    let max_memory = env::var(env::MAX_MEMORY)
-        .map(|text| limits::parse_size(&text).map_err(|why| anyhow::anyhow!("`{}`: {why}", env::MAX_MEMORY)))
-        .transpose()?;
-    Config::load(&Overrides {
-        backend: common.backend,
-        workspace: common.workspace.clone(),
-        timeout,
-        max_memory,
-        max_output: number(env::MAX_OUTPUT)?.and_then(|n| usize::try_from(n).ok()),
-        max_tool_calls: number(env::MAX_TOOL_CALLS)?,
-        tools: tools.dirs.clone(),
-        skip_unusable_project: false,
-    })
+    use clap::{Args as _, FromArgMatches as _};
+    let flags = RunArgs::augment_args(clap::Command::new("run").no_binary_name(true))
+        .try_get_matches_from(std::iter::empty::<&str>())
+        .and_then(|matches| RunArgs::from_arg_matches(&matches));
+    // The command line's own parse has refused a value that does not parse already: the
+    // top-level `codeact` takes `run`'s flags too.
+    let mut run = flags?;
+    run.common = common.clone();
+    run.tools = tools.clone();
+    run_config(&run)
 }
 
 /// The catalogue for `config`, telling `github` what the command found; each tool file or server

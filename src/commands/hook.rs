@@ -27,11 +27,11 @@ use crate::env;
 use crate::exit;
 use crate::hook::mode::Mode;
 use crate::hook::payload::{self, Host, MAX_PAYLOAD, ToolUse};
-use crate::hook::policy::{self, Decision, Rules};
+use crate::hook::policy::{self, Decision, Rules, Runner};
 use crate::hook::shell::Program;
 use crate::hook::state::{self, Session, StateDir};
 use crate::output;
-use crate::render::Reference;
+use crate::render::{Reference, Route};
 use crate::tools::github;
 
 pub(crate) fn run(event: HookEvent) -> Result<u8> {
@@ -69,8 +69,8 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
             if config.mode == Mode::Off {
                 return Ok(None);
             }
-            let command = run_command(&config);
-            let decision = policy::decide_unreadable(config.mode, why, &command, common::route(None));
+            let command = shell_command(&config);
+            let decision = policy::decide_unreadable(config.mode, why, runner(command.as_deref()));
             return Ok(reply(decision).map(|reply| for_host(payload::host_of(input), "PreToolUse", reply)));
         }
     };
@@ -81,9 +81,8 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
     if config.mode == Mode::Off {
         return Ok(None);
     }
-    let command = run_command(&config);
-    let rules =
-        Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command, route: common::route(None) };
+    let command = shell_command(&config);
+    let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, runner: runner(command.as_deref()) };
     let state = session_state(&call)?;
     let session = state.as_ref().map_or_else(Session::default, |(dir, id)| dir.read(id));
     let (decision, next) = policy::decide(rules, classify(&call), session, &call);
@@ -99,9 +98,8 @@ fn post_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let Some(state) = session_state(&call)? else { return Ok(None) };
-    let command = run_command(&config);
-    let rules =
-        Rules { mode: config.mode, nudge_after: config.nudge_after, command: &command, route: common::route(None) };
+    let command = shell_command(&config);
+    let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, runner: runner(command.as_deref()) };
     let session = state.0.read(state.1);
     let (advice, next) = policy::advise(rules, classify(&call), session);
     save(Some(&state), session, next)?;
@@ -130,10 +128,18 @@ fn save(state: Option<&(StateDir, &str)>, before: Session, after: Session) -> Re
     }
 }
 
-/// The command line a deny reason or advice tells the model to run.
-fn run_command(config: &Config) -> String {
-    let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
-    format!("{} run --backend {}", common::invocation(), backend.name())
+/// The command line a deny reason or advice tells the model to run, on the shell route; on the
+/// MCP route they name the `run` tool, and nothing is looked up.
+fn shell_command(config: &Config) -> Option<String> {
+    (common::route(None) == Route::Bash).then(|| {
+        let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
+        format!("{} run --backend {}", common::invocation(), backend.name())
+    })
+}
+
+/// How a model is told to run a program: the shell `command`, or codeact's MCP `run` tool.
+fn runner(command: Option<&str>) -> Runner<'_> {
+    command.map_or(Runner::Mcp, Runner::Shell)
 }
 
 /// An answer in the form `host` reads: Claude Code wants it in `hookSpecificOutput`, with the

@@ -123,19 +123,8 @@ pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
         _ => ToolArgs::None,
     };
     let host = if map.contains_key("hook_event_name") { Host::Claude } else { Host::Copilot };
-    if let (Host::Claude, "Read", ToolArgs::Object(object)) = (host, tool_name.as_str(), &mut args) {
-        read_range(object);
-    }
-    let known = CLAUDE_TOOLS.iter().find(|(claude, ..)| *claude == tool_name);
-    if let (Host::Claude, Some((_, copilot, renames))) = (host, known) {
-        tool_name = (*copilot).to_owned();
-        if let ToolArgs::Object(object) = &mut args {
-            for (from, to) in *renames {
-                if let Some(value) = object.remove(*from) {
-                    object.insert((*to).to_owned(), value);
-                }
-            }
-        }
+    if host == Host::Claude {
+        as_copilot_names(&mut tool_name, &mut args);
     }
     Ok(ToolUse {
         host,
@@ -145,6 +134,25 @@ pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
         tool_name,
         args,
     })
+}
+
+/// A Claude Code tool and its arguments, named as Copilot CLI names the tool of the same job
+/// ([`CLAUDE_TOOLS`]); a tool it does not know keeps its name.
+fn as_copilot_names(tool_name: &mut String, args: &mut ToolArgs) {
+    let Some((claude, copilot, renames)) = CLAUDE_TOOLS.iter().find(|(claude, ..)| claude == tool_name) else {
+        return;
+    };
+    if let ToolArgs::Object(object) = args {
+        if *claude == "Read" {
+            read_range(object);
+        }
+        for (from, to) in *renames {
+            if let Some(value) = object.remove(*from) {
+                object.insert((*to).to_owned(), value);
+            }
+        }
+    }
+    *tool_name = (*copilot).to_owned();
 }
 
 /// Claude Code's `Read` takes the first line (`offset`, from 1) and a line count (`limit`);

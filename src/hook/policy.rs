@@ -20,7 +20,7 @@ use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
 use super::shell::{self, Program};
 use super::state::Session;
 use super::suggest;
-use crate::copilot::{MCP_RUN_TOOLS, Route};
+use crate::copilot::MCP_RUN_TOOLS;
 
 /// Tools that only read, by the names Copilot CLI and other hosts use.
 const READ_ONLY_TOOLS: &[&str] = &["view", "glob", "grep", "rg", "read_file", "file_search", "list_dir"];
@@ -92,10 +92,17 @@ pub(crate) struct Rules<'a> {
     pub(crate) mode: Mode,
     /// Read-only rounds in a row before nudge advises.
     pub(crate) nudge_after: u32,
-    /// The command line that runs a codeact program, without the here-document.
-    pub(crate) command: &'a str,
-    /// Whether suggestions name that command or codeact's MCP `run` tool.
-    pub(crate) route: Route,
+    /// How suggestions tell the model to run a program.
+    pub(crate) runner: Runner<'a>,
+}
+
+/// How a model is told to run a codeact program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runner<'a> {
+    /// The command line that runs one through the shell tool, without the here-document.
+    Shell(&'a str),
+    /// The `run` tool of codeact's MCP server.
+    Mcp,
 }
 
 /// The pre-tool-use decision for a call of `class`, and the session's new state.
@@ -137,7 +144,7 @@ fn deny_nudge(rules: Rules<'_>, call: &ToolUse) -> Decision {
         "codeact: {} rounds of read-only calls in a row. Do this and the rest of the exploration in one \
          program (tools are Python functions; print only what you need):\n\n{}",
         rules.nudge_after.saturating_add(1),
-        suggest::command(call, rules.command, rules.route)
+        suggest::command(call, rules.runner)
     );
     Decision::Deny { reason }
 }
@@ -154,7 +161,7 @@ fn exclusive(rules: Rules<'_>, session: Session, call: &ToolUse) -> (Decision, S
     };
     let reason = format!(
         "codeact exclusive mode: {why}; run it as a codeact program:\n\n{}",
-        suggest::command(call, rules.command, rules.route)
+        suggest::command(call, rules.runner)
     );
     (Decision::Deny { reason }, session)
 }
@@ -171,9 +178,9 @@ pub(crate) fn advise(rules: Rules<'_>, class: Class, session: Session) -> (Optio
     if !due {
         return (None, session);
     }
-    let how = match rules.route {
-        Route::Bash => format!(":\n{} <<'PY'\n…\nPY", rules.command),
-        Route::Mcp => ", passed as `code` to codeact's `run` tool.".to_owned(),
+    let how = match rules.runner {
+        Runner::Shell(command) => format!(":\n{command} <<'PY'\n…\nPY"),
+        Runner::Mcp => ", passed as `code` to codeact's `run` tool.".to_owned(),
     };
     let advice = format!(
         "codeact: {} rounds of read-only calls in a row. From two dependent calls on, one program is cheaper: do \
@@ -186,7 +193,7 @@ pub(crate) fn advise(rules: Rules<'_>, class: Class, session: Session) -> (Optio
 /// The decision for a payload the hook could not read: exclusive mode denies it; the other
 /// modes, which only steer, let it through.
 #[must_use]
-pub(crate) fn decide_unreadable(mode: Mode, why: Unreadable, command: &str, route: Route) -> Decision {
+pub(crate) fn decide_unreadable(mode: Mode, why: Unreadable, runner: Runner<'_>) -> Decision {
     match mode {
         Mode::Off | Mode::Nudge => Decision::Allow,
         Mode::Exclusive => {
@@ -194,9 +201,9 @@ pub(crate) fn decide_unreadable(mode: Mode, why: Unreadable, command: &str, rout
                 Unreadable::TooLarge => format!("is over {} MiB", MAX_PAYLOAD / (1024 * 1024)),
                 Unreadable::Malformed => "is not one the hook can read".to_owned(),
             };
-            let with = match route {
-                Route::Bash => format!("`{command} <<'PY'`"),
-                Route::Mcp => "codeact's `run` tool".to_owned(),
+            let with = match runner {
+                Runner::Shell(command) => format!("`{command} <<'PY'`"),
+                Runner::Mcp => "codeact's `run` tool".to_owned(),
             };
             let reason = format!(
                 "codeact exclusive mode: this tool call {what}, so it cannot be checked; run what it does as one \
@@ -227,10 +234,9 @@ mod tests {
         if word == "codeact" { Program::Codeact } else { Program::Other }
     }
 
-    const NUDGE: Rules<'static> =
-        Rules { mode: Mode::Nudge, nudge_after: 3, command: "codeact run", route: Route::Bash };
+    const NUDGE: Rules<'static> = Rules { mode: Mode::Nudge, nudge_after: 3, runner: Runner::Shell("codeact run") };
     const EXCLUSIVE: Rules<'static> =
-        Rules { mode: Mode::Exclusive, nudge_after: 3, command: "codeact run", route: Route::Bash };
+        Rules { mode: Mode::Exclusive, nudge_after: 3, runner: Runner::Shell("codeact run") };
 
     fn denied(decision: &Decision) -> bool {
         matches!(decision, Decision::Deny { .. })
@@ -349,11 +355,11 @@ mod tests {
     #[test]
     fn exclusive_denies_what_it_cannot_read_and_the_other_modes_allow_it() {
         for why in [Unreadable::TooLarge, Unreadable::Malformed] {
-            assert_eq!(decide_unreadable(Mode::Off, why, "c", Route::Bash), Decision::Allow);
-            assert_eq!(decide_unreadable(Mode::Nudge, why, "c", Route::Mcp), Decision::Allow);
+            assert_eq!(decide_unreadable(Mode::Off, why, Runner::Shell("c")), Decision::Allow);
+            assert_eq!(decide_unreadable(Mode::Nudge, why, Runner::Mcp), Decision::Allow);
         }
         assert_eq!(
-            decide_unreadable(Mode::Exclusive, Unreadable::TooLarge, "codeact run", Route::Bash),
+            decide_unreadable(Mode::Exclusive, Unreadable::TooLarge, Runner::Shell("codeact run")),
             Decision::Deny {
                 reason: "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; run what it \
                          does as one codeact program with `codeact run <<'PY'`"

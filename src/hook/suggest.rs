@@ -19,8 +19,8 @@
 use serde_json::{Map, Value};
 
 use super::payload::{ToolArgs, ToolUse};
+use super::policy::Runner;
 use super::shell::{self, SimpleCommand};
-use crate::copilot::Route;
 
 /// The program suggested when the denied call has no codeact equivalent.
 const EXAMPLE: &str = "# an example: for each Python file, its line count\nfor path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))";
@@ -28,13 +28,13 @@ const EXAMPLE: &str = "# an example: for each Python file, its line count\nfor p
 /// The program suggested for a shell command that is not read-only.
 const SHELL_EXAMPLE: &str = "# an example: shell commands run through the bash tool\nr = bash(command=\"git status --short\")\nprint(r[\"stdout\"], r[\"stderr\"], r[\"returncode\"])";
 
-/// The whole suggestion: on the shell route, `command` with the program as a quoted
+/// The whole suggestion: on the shell route, the command with the program as a quoted
 /// here-document; on the MCP route, the program for codeact's `run` tool, fenced.
 #[must_use]
-pub(crate) fn command(call: &ToolUse, command: &str, route: Route) -> String {
-    match route {
-        Route::Bash => format!("{command} <<'PY'\n{}\nPY", program(call)),
-        Route::Mcp => format!("Pass this as `code` to codeact's `run` tool:\n```python\n{}\n```", program(call)),
+pub(crate) fn command(call: &ToolUse, runner: Runner<'_>) -> String {
+    match runner {
+        Runner::Shell(command) => format!("{command} <<'PY'\n{}\nPY", program(call)),
+        Runner::Mcp => format!("Pass this as `code` to codeact's `run` tool:\n```python\n{}\n```", program(call)),
     }
 }
 

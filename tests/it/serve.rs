@@ -393,3 +393,14 @@ fn the_file_system_root_or_home_is_never_the_workspace_by_default() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the MCP client did not initialize") && !stderr.contains("would reach"), "{stderr}");
 }
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn the_limit_variables_hold_for_every_call_as_for_codeact_run() {
+    let env = workspace().env("CODEACT_MAX_OUTPUT", "1000").env("CODEACT_TIMEOUT", "1");
+    let results = calls(&env, &Transport::Stdio, &[run("print('x' * 5000)"), run("while True:\n    pass")]);
+    assert_eq!(results[0]["structured"]["truncated"], true, "{}", results[0]);
+    assert!(results[0]["text"].as_str().expect("text").len() < 1200, "{}", results[0]);
+    assert!(results[1]["text"].as_str().expect("text").contains("TimeoutError"), "{}", results[1]);
+    assert!(results[1]["seconds"].as_f64().expect("seconds") < 10.0, "{}", results[1]);
+}

@@ -57,14 +57,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     let reference =
         Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary, route: Route::Mcp };
     let instructions = reference.reference()?;
-    let docs: Vec<(String, Json)> = built
-        .catalog
-        .tools()
-        .map(|tool| {
-            let doc = tool.describe();
-            (doc.name.to_owned(), doc.to_json())
-        })
-        .collect();
+    let docs: Vec<Json> = built.catalog.tools().map(|tool| tool.describe().to_json()).collect();
     drop(built);
 
     let mut shared = vec![OsString::from("--workspace"), config.workspace.clone().into_os_string()];
@@ -156,8 +149,8 @@ struct Shared {
     launch: Launch,
     tools: Vec<Tool>,
     instructions: String,
-    /// Each tool's documentation, as `discover` prints it, by name.
-    docs: Vec<(String, Json)>,
+    /// Each tool's documentation, as `discover` prints it (its `name` first).
+    docs: Vec<Json>,
     /// A run's timeout when its call gives none, as `codeact run` would take it.
     default_timeout: Duration,
     /// The programs that may run at once.
@@ -352,8 +345,8 @@ impl Server {
         }
         let mut found = Vec::new();
         for name in names {
-            let Some((_, doc)) = self.shared.docs.iter().find(|(known, _)| known == name) else {
-                let known: Vec<&str> = self.shared.docs.iter().map(|(known, _)| known.as_str()).collect();
+            let Some(doc) = self.shared.docs.iter().find(|doc| doc["name"] == name) else {
+                let known: Vec<&str> = self.shared.docs.iter().filter_map(|doc| doc["name"].as_str()).collect();
                 return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
                     "no tool `{name}`; the tools are: {}",
                     known.join(", ")
