@@ -404,3 +404,37 @@ fn the_limit_variables_hold_for_every_call_as_for_codeact_run() {
     assert!(results[1]["text"].as_str().expect("text").contains("TimeoutError"), "{}", results[1]);
     assert!(results[1]["seconds"].as_f64().expect("seconds") < 10.0, "{}", results[1]);
 }
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn malformed_arguments_are_refused_and_a_large_program_runs() {
+    let env = workspace();
+    // A program of 2 MB, more than a pipe holds: it is written while the run reads it.
+    let large = format!("{}print(total)", "total = 1\n".repeat(200_000));
+    let results = calls(
+        &env,
+        &Transport::Stdio,
+        &[
+            json!({"tool": "run", "arguments": {"code": "1", "shell": "rm -rf /"}}),
+            json!({"tool": "run", "arguments": {"code": ["print(1)"]}}),
+            json!({"tool": "run", "arguments": {"code": "1", "timeout": "10"}}),
+            json!({"tool": "run", "arguments": {"code": "1", "timeout": 1e300}}),
+            json!({"tool": "describe", "arguments": {"names": "grep"}}),
+            json!({"tool": "nope", "arguments": {}}),
+            run(&large),
+        ],
+    );
+    let refusals = [
+        "`run` takes `code` and `timeout`, not `shell`",
+        "`run` needs `code`",
+        "`timeout` is a number of seconds",
+        "timeout must be between 0 and",
+        "`names` is a list of tool names",
+        "no tool `nope`",
+    ];
+    for (result, expected) in results.iter().zip(refusals) {
+        let said = result["protocol_error"].as_str().unwrap_or_default();
+        assert!(said.contains(expected), "{expected}: {result}");
+    }
+    assert_eq!(results[6]["text"], "1\n", "{}", results[6]);
+}
