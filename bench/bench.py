@@ -27,7 +27,7 @@ from pathlib import Path
 import workspace
 
 BENCH_DIR = Path(__file__).resolve().parent
-CASES = ("trivial", "scan", "wasm", "hyperlight", "hook", "commands", "mcp", "serve", "tokens")
+CASES = ("size", "trivial", "scan", "wasm", "hyperlight", "hook", "commands", "mcp", "serve", "tokens")
 
 # Limits given to codeact so the scan is never cut short (large outputs, 10 000 view() calls
 # plus the glob: one more than the default tool-call budget).
@@ -263,6 +263,8 @@ class Setup:
     mcp_runs: int
     memory_runs: int
     wasm_env: dict[str, str] | None
+    compare: dict[str, str] = field(default_factory=dict)  # label -> another build of codeact
+    packages: Path | None = None  # scripts/package's output for this binary
 
 
 def program_variants(setup: Setup, codeact_program: str, cpython_program: str, root: Path | None) -> list[Variant]:
@@ -273,6 +275,9 @@ def program_variants(setup: Setup, codeact_program: str, cpython_program: str, r
         Variant("codeact", [setup.codeact, "run", "--backend", "monty", *codeact_args], codeact_program.encode(), setup.env),
         Variant("CPython", [setup.python, "-", *ws], cpython_program.encode(), setup.env),
     ]
+    for label, binary in setup.compare.items():
+        variants.append(Variant(f"codeact, {label}", [binary, "run", "--backend", "monty", *codeact_args],
+                                codeact_program.encode(), setup.env))
     for version, python in setup.monty.items():
         host = BENCH_DIR / "hosts" / f"pydantic_monty_{version.replace('.', '_')}.py"
         variants.append(Variant(f"pydantic-monty {version}", [python, str(host), *ws], codeact_program.encode(), setup.env))
@@ -458,21 +463,53 @@ def case_hook(setup: Setup, report: Report) -> None:
     # The post-tool-use hook runs after every tool call too; only nudge reads its state there.
     variants.append(Variant("post-tool-use hook, nudge", [setup.codeact, "hook", "post-tool-use"], payload,
                             {**setup.env, "CODEACT_MODE": "nudge"}, project))
+    for label, binary in setup.compare.items():
+        variants.append(Variant(f"hook, off, {label}", [binary, "hook", "pre-tool-use"], payload,
+                                {**setup.env, "CODEACT_MODE": "off"}, project))
     measure("hook pre-tool-use", variants, setup.hook_calls, setup.warmup, same_output=False)
+    floor = statistics.median(variants[0].samples_ns)
     rows = []
     for v in variants:
         s = summary(v)
-        rows.append([v.label, fmt(s["median_ms"]), fmt(s["p99_ms"]), fmt(s["max_ms"])])
-        if "hook" in v.label:
+        ratio = statistics.median(v.samples_ns) / floor
+        rows.append([v.label, fmt(s["median_ms"]), fmt(s["p99_ms"]), fmt(s["max_ms"]), f"{ratio:.2f}×"])
+        if "hook" in v.label and not any(v.label.endswith(f", {label}") for label in setup.compare):
             report.target(f"{v.label}, p50", "< 2 ms", f"{fmt(s['median_ms'])} ms", s["median_ms"] < 2)
+            report.target(f"{v.label}, p50 / spawning `true`", "≤ 1.5×", f"{ratio:.2f}×", ratio <= 1.5)
     report.section(
         "Hook latency",
         f"`codeact hook pre-tool-use` (runs before every tool call) and `post-tool-use` (after every one), "
         f"whole process, {setup.hook_calls} calls each, interleaved with spawning `true` — the floor for any hook.",
-        ["variant", "p50 ms", "p99 ms", "max ms"],
+        ["variant", "p50 ms", "p99 ms", "max ms", "p50 vs `true`"],
         rows,
     )
     report.results["hook"] = {v.label: summary(v) for v in variants}
+
+
+def case_size(setup: Setup, report: Report) -> None:
+    """The binary on disk, and the packages that carry it as users download them."""
+    binary = Path(setup.codeact)
+    stripped = subprocess.run(["file", "-b", str(binary)], capture_output=True, text=True).stdout
+    rows = [["the binary", f"{binary.stat().st_size / 2**20:.1f}",
+             "stripped" if "not stripped" not in stripped else "not stripped"]]
+    sizes = {"binary": binary.stat().st_size}
+    largest = 0
+    if setup.packages is None:
+        log("size: no --packages folder (scripts/package's output); only the binary is measured")
+    else:
+        version = version_of([setup.codeact, "--version"]).split()[1]
+        found = sorted(p for p in setup.packages.iterdir()
+                       if p.name.startswith(("codeact-", "codeact_")) and version in p.name)
+        for package in found:
+            size = package.stat().st_size
+            sizes[package.name] = size
+            rows.append([f"`{package.name}`", f"{size / 2**20:.1f}", "compressed, as downloaded"])
+            largest = max(largest, size)
+        if found:
+            report.target("largest package (wheel, npm, archive)", "< 25 MB",
+                          f"{largest / 1e6:.1f} MB", largest < 25e6)
+    report.section("Size", "", ["file", "MiB", ""], rows)
+    report.results["size_bytes"] = sizes
 
 
 def case_commands(setup: Setup, report: Report) -> None:
@@ -790,6 +827,9 @@ def main() -> None:
     parser.add_argument("--wasm-env", type=parse_monty, action="append", default=[], metavar="NAME=VALUE",
                         help="CODEACT_GUEST_DIR and CODEACT_CACHE_DIR of an installed guest (bench/run installs one)")
     parser.add_argument("--python", default="python3", help="CPython to compare with [default: python3]")
+    parser.add_argument("--compare", type=parse_monty, action="append", default=[], metavar="LABEL=BINARY",
+                        help="another build of codeact to run beside it in print(1), the scans and the hook")
+    parser.add_argument("--packages", type=Path, help="scripts/package's output folder, for the size case")
     args = parser.parse_args()
     if min(args.runs, args.large_runs, args.hook_calls, args.mcp_runs) < 1 or args.warmup < 0:
         parser.error("run counts must be at least 1 and --warmup at least 0")
@@ -808,9 +848,11 @@ def main() -> None:
             large_runs=args.large_runs, warmup=args.warmup, sizes=args.sizes, hook_calls=args.hook_calls,
             mcp_runs=args.mcp_runs,
             wasm_env=dict(args.wasm_env) if args.wasm_env else None,
+            compare={label: str(Path(binary).resolve()) for label, binary in args.compare},
+            packages=args.packages.resolve() if args.packages else None,
         )
         report = Report()
-        steps = {"trivial": case_programs, "wasm": case_wasm, "hyperlight": case_hyperlight, "hook": case_hook, "commands": case_commands, "mcp": case_mcp, "serve": case_serve, "tokens": case_tokens}
+        steps = {"size": case_size, "trivial": case_programs, "wasm": case_wasm, "hyperlight": case_hyperlight, "hook": case_hook, "commands": case_commands, "mcp": case_mcp, "serve": case_serve, "tokens": case_tokens}
         if "scan" in args.only and "trivial" not in args.only:
             args.only.append("trivial")  # print(1) and the scans share one table
         for name, step in steps.items():

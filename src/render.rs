@@ -79,9 +79,7 @@ fn note(doc: &ToolDoc<'_>) -> Option<String> {
         Source::Builtin => {
             RESULT_SHAPES.iter().find(|(name, _)| *name == doc.name).map(|(_, shape)| format!(" {shape}"))
         }
-        Source::File(_) | Source::Mcp(_) => {
-            Some(format!(": {}", doc.description)).filter(|_| !doc.description.is_empty())
-        }
+        Source::File(_) | Source::Mcp(_) => (!doc.description.is_empty()).then(|| format!(": {}", doc.description)),
     };
     if doc.risk.is_some() {
         note = Some(note.map_or_else(|| " not sandboxed".to_owned(), |n| format!("{n}; not sandboxed")));

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::common;
+use super::{common, pairing};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::HookEvent;
@@ -171,18 +171,22 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let cwd = project_dir(start.as_ref().and_then(|s| s.cwd.as_deref()));
+    // Said once a session, whatever else is said: the plugin calls this binary's commands as
+    // its own version has them.
+    let mismatch = pairing::plugin_mismatch().map(|m| format!("codeact: {}.", m.message()));
     if let Some((path, text)) = copilot::installed_instructions(&cwd) {
         // The file brings the instructions; all that is left to say is when the command it
         // names no longer runs.
-        return Ok(common::stale_command(&text).map(|missing| {
-            let warning = format!(
+        let stale = common::stale_command(&text).map(|missing| {
+            format!(
                 "codeact: the instructions in `{}` name `{missing}`, which no longer exists; run codeact as `{}` \
                  instead (`codeact install` rewrites the file).",
                 path.display(),
                 common::invocation()
-            );
-            json!({"additionalContext": warning})
-        }));
+            )
+        });
+        let said: Vec<String> = mismatch.into_iter().chain(stale).collect();
+        return Ok((!said.is_empty()).then(|| json!({"additionalContext": said.join("\n")})));
     }
     let config = load_config(Some(&cwd.to_string_lossy()))?;
     let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
@@ -200,6 +204,10 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
         route: common::route(None),
     }
     .reference()?;
+    let text = match mismatch {
+        Some(mismatch) => format!("{mismatch}\n\n{text}"),
+        None => text,
+    };
     Ok(Some(json!({"additionalContext": text})))
 }
 

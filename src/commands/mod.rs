@@ -8,6 +8,7 @@ pub(crate) mod guest;
 pub(crate) mod hook;
 pub(crate) mod install;
 pub(crate) mod instructions;
+mod pairing;
 pub(crate) mod preflight;
 pub(crate) mod run;
 pub(crate) mod serve;

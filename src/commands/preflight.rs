@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use serde_json::json;
 
-use super::common;
+use super::{common, pairing};
 use crate::backend::{self, Check};
 use crate::cli::PreflightArgs;
 use crate::exit;
@@ -23,6 +23,9 @@ pub(crate) fn run(args: &PreflightArgs) -> Result<u8> {
              rewrite them",
             path.display()
         ));
+    }
+    if let Some(mismatch) = pairing::plugin_mismatch() {
+        output::warning(&mismatch.message());
     }
     if args.json {
         output::json(&json!({"backend": choice.name(), "ok": ok, "checks": checks}))?;

@@ -563,7 +563,7 @@ fn server(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) -> Result<S
             None => BTreeMap::new(),
         };
         env.extend(table("env")?);
-        let cwd = string("cwd")?.map(&expand).transpose()?.map(|cwd| vars.workspace.join(cwd));
+        let cwd = string("cwd")?.map(expand).transpose()?.map(|cwd| vars.workspace.join(cwd));
         (Transport::Stdio { command, args, env, cwd }, shown.join(" "))
     } else {
         let url = string("url")?.ok_or_else(|| Fault::invalid("an http server needs `url`"))?;
@@ -1074,7 +1074,7 @@ mod tests {
             }),
             &[("conf/keep", "")],
         );
-        assert!(loaded.servers.is_empty());
+        assert_eq!(loaded.servers.len(), 0);
         let problems = messages(&loaded);
         assert_eq!(problems[0], ("gone", "`envFile` `${workspaceFolder}/.env` cannot be read: no such file"));
         assert_eq!(problems[1], ("dir", "`envFile` `conf` cannot be read: not a regular file"));

@@ -50,11 +50,14 @@ impl ClientHandler for Client {
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
-    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+    fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<ListRootsResult, ErrorData>> + Send + '_ {
         let (uri, name) = &self.root;
         let mut root = Root::new(uri.clone());
-        root.name = Some(name.clone()).filter(|n| !n.is_empty());
-        Ok(ListRootsResult::new(vec![root]))
+        root.name = (!name.is_empty()).then(|| name.clone());
+        std::future::ready(Ok(ListRootsResult::new(vec![root])))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -417,7 +417,7 @@ fn the_hooks_use_the_agent_folder_once_trusted() {
 #[test]
 fn exclusive_mode_refuses_a_codeact_run_that_adds_tools() {
     let env = TestEnv::new().env("CODEACT_MODE", "exclusive").outside_file("evil/x.md", sh_tool("x", "x"));
-    std::os::unix::fs::symlink(BIN, env.root().join("bin/codeact")).unwrap();
+    std::os::unix::fs::symlink(*BIN, env.root().join("bin/codeact")).unwrap();
     let decide = |command: &str| {
         let payload =
             json!({"sessionId": "s1", "cwd": env.workspace(), "toolName": "bash", "toolArgs": {"command": command}});

@@ -92,7 +92,7 @@ impl<'a> Claude<'a> {
             .env("DISABLE_ERROR_REPORTING", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("CODEACT_BIN", BIN)
+            .env("CODEACT_BIN", *BIN)
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());
         for (key, value) in &self.vars {
@@ -120,7 +120,7 @@ impl<'a> Claude<'a> {
     fn prompt_with_codeact(&self, server: &MessagesServer) -> Value {
         let workspace = self.env.workspace().display().to_string();
         let servers =
-            json!({"mcpServers": {"codeact": {"command": BIN, "args": ["mcp", "serve", "--workspace", workspace]}}});
+            json!({"mcpServers": {"codeact": {"command": *BIN, "args": ["mcp", "serve", "--workspace", workspace]}}});
         let config = self.env.root().join("mcp.json");
         std::fs::write(&config, servers.to_string()).unwrap();
         let config = config.display().to_string();
@@ -233,7 +233,7 @@ fn describe_shows_the_model_a_tool_signature() {
     let claude = Claude::new(&env).var("ENABLE_TOOL_SEARCH", "false");
     let describe = "mcp__codeact__describe";
     let server = MessagesServer::start(vec![Step::Tool(describe, json!({"names": ["grep"]})), Step::Say(ANSWER)]);
-    let servers = json!({"mcpServers": {"codeact": {"command": BIN, "args": ["mcp", "serve"]}}}).to_string();
+    let servers = json!({"mcpServers": {"codeact": {"command": *BIN, "args": ["mcp", "serve"]}}}).to_string();
     let result = claude.prompt(&server, &["--mcp-config", &servers, "--strict-mcp-config", "--allowedTools", describe]);
     let results = tool_results(server.turns().last().unwrap());
     assert_eq!(results.len(), 1, "{results:#?}");

@@ -100,7 +100,7 @@ fn suite(args: &[&OsStr], prefix: &str) -> Run {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("TMPDIR", results.path())
-        .env("CODEACT_BIN", BIN)
+        .env("CODEACT_BIN", *BIN)
         .env("NO_COLOR", "1")
         .output()
         .expect("run the conformance suite");

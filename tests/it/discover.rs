@@ -7,7 +7,7 @@ use crate::support::TestEnv;
 fn filters(env: &TestEnv) -> Vec<(String, &'static str)> {
     vec![
         (regex::escape(&env.workspace().display().to_string()), "[WORKSPACE]"),
-        (regex::escape(crate::support::BIN), "[BIN]"),
+        (regex::escape(*crate::support::BIN), "[BIN]"),
     ]
 }
 

@@ -52,14 +52,19 @@ impl<'a> Copilot<'a> {
             .args(args)
             .current_dir(self.env.workspace())
             .env_clear()
-            .env("PATH", self.env.path())
             .env("HOME", self.env.home())
             .env("XDG_CACHE_HOME", cache)
             .env("COPILOT_HOME", self.env.home().join(".copilot"))
             .env("COPILOT_OFFLINE", "true")
             .env("COPILOT_AUTO_UPDATE", "false")
-            .env("CODEACT_BIN", BIN)
             .stdin(Stdio::null());
+        // The plugin finds codeact as a user's machine has it: installed by a package into the
+        // folder `CODEACT_TEST_INSTALLED` names (npm's, a virtual environment's `bin`), first on
+        // `PATH`; else the binary under test, through `CODEACT_BIN`.
+        match std::env::var("CODEACT_TEST_INSTALLED") {
+            Ok(installed) if !installed.is_empty() => command.env("PATH", format!("{installed}:{}", self.env.path())),
+            _ => command.env("PATH", self.env.path()).env("CODEACT_BIN", *BIN),
+        };
         for (key, value) in &self.vars {
             command.env(key, value);
         }
@@ -127,7 +132,7 @@ fn first_request_text(server: &ModelServer) -> String {
 }
 
 fn bin() -> String {
-    PathBuf::from(BIN).canonicalize().unwrap().display().to_string()
+    PathBuf::from(*BIN).canonicalize().unwrap().display().to_string()
 }
 
 /// The scripted `bash` call that runs a codeact program.

@@ -36,7 +36,7 @@ fn post_at(env: &TestEnv, name: &str, timestamp: u64) -> Output {
 
 /// The canonical binary path, as the deny reason names it.
 fn bin() -> String {
-    PathBuf::from(crate::support::BIN).canonicalize().unwrap().display().to_string()
+    PathBuf::from(*crate::support::BIN).canonicalize().unwrap().display().to_string()
 }
 
 fn deny(reason: &str) -> String {
@@ -177,7 +177,7 @@ fn the_post_tool_use_hook_says_nothing_outside_nudge_or_on_what_it_cannot_read()
 
 /// `env` with `codeact` on its `PATH`, linked to the binary under test.
 fn with_codeact_on_path(env: TestEnv) -> TestEnv {
-    std::os::unix::fs::symlink(crate::support::BIN, env.root().join("bin/codeact")).unwrap();
+    std::os::unix::fs::symlink(*crate::support::BIN, env.root().join("bin/codeact")).unwrap();
     env
 }
 

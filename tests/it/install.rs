@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::support::{BIN, TestEnv};
 
 fn bin() -> String {
-    std::path::PathBuf::from(BIN).canonicalize().unwrap().display().to_string()
+    std::path::PathBuf::from(*BIN).canonicalize().unwrap().display().to_string()
 }
 
 #[test]
@@ -266,7 +266,7 @@ fn tokens(text: &str) -> usize {
 #[test]
 fn the_command_written_is_codeact_when_path_finds_this_binary_and_the_launcher_through_it() {
     let env = TestEnv::new();
-    std::os::unix::fs::symlink(BIN, env.root().join("bin/codeact")).unwrap();
+    std::os::unix::fs::symlink(*BIN, env.root().join("bin/codeact")).unwrap();
     env.run(&["install"], "").code(0);
     let instructions = env.workspace().join(".github/instructions/codeact.instructions.md");
     let text = std::fs::read_to_string(&instructions).unwrap();
@@ -284,7 +284,7 @@ fn the_command_written_is_codeact_when_path_finds_this_binary_and_the_launcher_t
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
             .env("HOME", env.home())
-            .env("CODEACT_BIN", BIN)
+            .env("CODEACT_BIN", *BIN)
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()

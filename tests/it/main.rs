@@ -30,6 +30,7 @@ mod limits;
 mod mcp;
 mod mcpconfig;
 mod output;
+mod packages;
 mod plugin;
 mod security;
 mod serve;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, SKILLS, TestEnv};
+use crate::support::SKILLS;
 
 fn plugin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin")
@@ -122,50 +122,4 @@ fn every_skill_has_a_name_and_a_one_line_description() {
         // Every skill's description is read on every request of every session: one short line.
         assert!(description.is_some_and(|d| (20..=100).contains(&d.len())), "{name}: {description:?}");
     }
-}
-
-/// Runs the launcher with the test's `PATH`, which has no codeact on it.
-fn launcher(env: &TestEnv, args: &[&str], codeact_bin: Option<&str>) -> crate::support::Output {
-    let mut command = std::process::Command::new("sh");
-    command
-        .arg(plugin_dir().join("bin/codeact"))
-        .args(args)
-        .env_clear()
-        .env("PATH", env.path())
-        .env("HOME", env.home());
-    if let Some(bin) = codeact_bin {
-        command.env("CODEACT_BIN", bin);
-    }
-    let output = command.stdin(std::process::Stdio::null()).output().unwrap();
-    crate::support::Output {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-#[test]
-fn the_launcher_execs_codeact_bin() {
-    let env = TestEnv::new();
-    launcher(&env, &["--version"], Some(BIN)).code(0).stdout("codeact 0.1.0 (monty 0.0.23)\n");
-}
-
-#[test]
-fn the_launcher_finds_cargo_installs() {
-    let env = TestEnv::new();
-    let cargo_bin = env.home().join(".cargo/bin");
-    std::fs::create_dir_all(&cargo_bin).unwrap();
-    std::os::unix::fs::symlink(BIN, cargo_bin.join("codeact")).unwrap();
-    launcher(&env, &["--version"], None).code(0).stdout("codeact 0.1.0 (monty 0.0.23)\n");
-}
-
-#[test]
-fn without_a_binary_hooks_fail_open_and_commands_say_how_to_install() {
-    let env = TestEnv::new();
-    launcher(&env, &["hook", "pre-tool-use"], None)
-        .code(0)
-        .stdout("")
-        .stderr("codeact: the codeact binary was not found; hook skipped (set CODEACT_BIN or put codeact on PATH)\n");
-    let out = launcher(&env, &["install"], None).code(127).stdout("");
-    assert!(out.stderr.contains("cargo install --path ."), "{}", out.stderr);
 }

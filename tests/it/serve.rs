@@ -75,7 +75,7 @@ fn client(env: &TestEnv, transport: &Transport, scenario: Value) -> Value {
                 .filter_map(|(key, value)| Some((key.to_str()?.to_owned(), json!(value?.to_str()?))))
                 .collect();
             request["transport"] = json!("stdio");
-            request["command"] = json!(BIN);
+            request["command"] = json!(*BIN);
             request["args"] = json!(["mcp", "serve"]);
             request["env"] = Value::Object(envs);
             request["cwd"] = json!(env.workspace());

@@ -9,16 +9,22 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 use tempfile::TempDir;
 
-/// The binary under test.
-pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_codeact");
+/// The binary under test: the one this build made, or the file `CODEACT_TEST_BIN` names — the
+/// same code built another way (a release package's binary, or one built for another
+/// architecture, run through qemu-user where the kernel's `binfmt_misc` knows it).
+pub(crate) static BIN: std::sync::LazyLock<&'static str> =
+    std::sync::LazyLock::new(|| match std::env::var("CODEACT_TEST_BIN") {
+        Ok(path) if !path.is_empty() => Box::leak(path.into_boxed_str()),
+        _ => env!("CARGO_BIN_EXE_codeact"),
+    });
 
 /// The programs the tests run — directly, through `bash` and `sh` tools, drop-ins, MCP servers
 /// and the Copilot CLI. Each test's `PATH` is one folder of links to exactly these, found once
 /// on the machine's `PATH`: what else a machine has there (a `gh`, say) never changes a result.
 const PROGRAMS: &[&str] = &[
     "sh", "bash", "env", "cat", "chmod", "cp", "date", "dirname", "echo", "false", "grep", "head", "id", "kill", "ln",
-    "ls", "mkdir", "mkfifo", "mv", "node", "printf", "ps", "pwd", "rm", "sed", "seq", "sleep", "sort", "tail", "test",
-    "touch", "tr", "true", "uname", "wc", "xargs", "yes",
+    "ls", "mkdir", "mkfifo", "mv", "node", "printf", "ps", "pwd", "readlink", "rm", "sed", "seq", "sleep", "sort",
+    "tail", "test", "touch", "tr", "true", "uname", "wc", "xargs", "yes",
 ];
 
 /// Where each of [`PROGRAMS`] is on this machine, and `python3` as the interpreter itself (not a
@@ -160,7 +166,7 @@ impl TestEnv {
 
     /// The binary with a clean environment pointing into this test's directories.
     pub(crate) fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
+        let mut command = Command::new(*BIN);
         let home = self.home();
         command
             .args(args)
@@ -322,7 +328,7 @@ fn install_test_guest() -> (PathBuf, PathBuf) {
     let root = target.join("it-guest");
     let (guest, cache) = (root.join("guest"), root.join("cache"));
     let command = |args: &[&str]| {
-        let mut command = Command::new(BIN);
+        let mut command = Command::new(*BIN);
         command
             .args(args)
             .env_clear()

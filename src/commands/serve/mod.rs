@@ -239,12 +239,12 @@ impl ServerHandler for Server {
             .with_instructions(self.shared.instructions.clone())
     }
 
-    async fn list_tools(
+    fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+    ) -> impl Future<Output = Result<ListToolsResult, McpError>> + Send + '_ {
+        std::future::ready(Ok(ListToolsResult::with_all_items(self.shared.tools.clone())))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -28,7 +28,7 @@ fn env() -> TestEnv {
     for script in [env.workspace().join("sub/codeact"), env.outside().join("evil/codeact")] {
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     }
-    std::os::unix::fs::symlink(BIN, env.root().join("bin/codeact")).unwrap();
+    std::os::unix::fs::symlink(*BIN, env.root().join("bin/codeact")).unwrap();
     let launcher = plugin_root(&env).join("bin/codeact");
     std::fs::create_dir_all(launcher.parent().unwrap()).unwrap();
     std::fs::copy(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plugin/bin/codeact"), &launcher).unwrap();
@@ -59,7 +59,7 @@ fn fill(env: &TestEnv, command: &str) -> String {
 
 /// The canonical binary path, as the deny reason names it.
 fn bin() -> String {
-    PathBuf::from(BIN).canonicalize().unwrap().display().to_string()
+    PathBuf::from(*BIN).canonicalize().unwrap().display().to_string()
 }
 
 fn hook(env: &TestEnv, command: &str) -> Output {
@@ -225,7 +225,7 @@ fn a_bare_codeact_counts_only_when_path_finds_this_binary() {
     // A relative entry (the shell's current directory) comes first.
     for path in [format!(".:{}", env.root().join("bin").display()), format!(":{}", env.root().join("bin").display())] {
         let env = TestEnv::new().env("CODEACT_MODE", "exclusive").env("PATH", &path);
-        std::os::unix::fs::symlink(BIN, env.root().join("bin/codeact")).unwrap();
+        std::os::unix::fs::symlink(*BIN, env.root().join("bin/codeact")).unwrap();
         assert_eq!(hook(&env, "codeact run --code 1").code(0).stdout, denied_naming(&bin()), "{path}");
         // The absolute path is still fine.
         hook(&env, &format!("{} run --code 1", bin())).code(0).stdout("");

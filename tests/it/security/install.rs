@@ -47,8 +47,8 @@ fn a_repository_cannot_make_install_write_the_global_instructions_and_agent() {
         .symlink(global.join("agents"), ".github/agents");
     refused_through(&env, &["install"], "write", ".github/instructions");
     refused_through(&env, &["install", "--dry-run"], "write", ".github/instructions");
-    assert!(names(&global.join("instructions")).is_empty());
-    assert!(names(&global.join("agents")).is_empty());
+    assert_eq!(names(&global.join("instructions")), Vec::<String>::new());
+    assert_eq!(names(&global.join("agents")), Vec::<String>::new());
     // The session-start hook does not take a file reached through the link for an install.
     std::fs::write(
         global.join("instructions/codeact.instructions.md"),
@@ -66,7 +66,7 @@ fn install_and_uninstall_go_through_no_symlinked_agents_directory() {
     let env = TestEnv::new().symlink("../../outside/agents", ".github/agents");
     std::fs::create_dir_all(env.outside().join("agents")).unwrap();
     refused_through(&env, &["install", "--agent"], "write", ".github/agents");
-    assert!(names(&env.outside().join("agents")).is_empty());
+    assert_eq!(names(&env.outside().join("agents")), Vec::<String>::new());
     assert!(!env.workspace().join(".github/instructions").exists(), "nothing is written when one target is refused");
     std::fs::write(env.outside().join("agents/codeact.agent.md"), generated("agents/codeact.agent.md")).unwrap();
     refused_through(&env, &["uninstall"], "remove", ".github/agents");
@@ -87,8 +87,8 @@ fn a_symlinked_github_directory_is_refused() {
     std::fs::create_dir_all(env.outside().join("gh/instructions")).unwrap();
     std::fs::create_dir_all(env.outside().join("gh/agents")).unwrap();
     refused_through(&env, &["install"], "write", ".github");
-    assert!(names(&env.outside().join("gh/instructions")).is_empty());
-    assert!(names(&env.outside().join("gh/agents")).is_empty());
+    assert_eq!(names(&env.outside().join("gh/instructions")), Vec::<String>::new());
+    assert_eq!(names(&env.outside().join("gh/agents")), Vec::<String>::new());
     let instructions = env.outside().join("gh/instructions/codeact.instructions.md");
     std::fs::write(&instructions, generated("instructions/codeact.instructions.md")).unwrap();
     refused_through(&env, &["uninstall"], "remove", ".github");
@@ -164,7 +164,7 @@ fn global_install_follows_the_users_own_directory_links_but_never_a_linked_file(
     env.run(&["install", "--global"], "").code(0);
     assert_eq!(names(&dotfiles), ["codeact.instructions.md"]);
     env.run(&["uninstall", "--global"], "").code(0);
-    assert!(names(&dotfiles).is_empty());
+    assert_eq!(names(&dotfiles), Vec::<String>::new());
 
     let target = env.home().join("elsewhere.md");
     std::fs::write(&target, generated("instructions/codeact.instructions.md")).unwrap();

@@ -209,8 +209,6 @@ pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Resul
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::MetadataExt as _;
-
     use super::*;
 
     fn write_snapshot(staging: &Path, blob: &[u8]) -> Result<()> {
