@@ -23,7 +23,7 @@ fn plugin_launcher() -> PathBuf {
 }
 
 fn output(command: &mut Command) -> Output {
-    let output = command.stdin(Stdio::null()).output().unwrap();
+    let output = command.output().unwrap();
     Output {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -34,13 +34,14 @@ fn output(command: &mut Command) -> Output {
 /// Runs the plugin's launcher in the workspace with exactly `path` as `PATH` and the test's HOME.
 fn launch(env: &TestEnv, path: &str, args: &[&str]) -> Output {
     output(
-        Command::new("sh")
+        Command::new("/bin/sh")
             .arg(plugin_launcher())
             .args(args)
             .current_dir(env.workspace())
             .env_clear()
             .env("PATH", path)
-            .env("HOME", env.home()),
+            .env("HOME", env.home())
+            .stdin(Stdio::null()),
     )
 }
 
@@ -69,7 +70,7 @@ fn npm_platform() -> &'static str {
 fn the_launcher_execs_codeact_bin() {
     let env = TestEnv::new();
     let out = output(
-        Command::new("sh")
+        Command::new("/bin/sh")
             .arg(plugin_launcher())
             .arg("--version")
             .env_clear()
@@ -110,6 +111,71 @@ fn a_codeact_in_a_relative_path_entry_is_never_run_in_any_spelling() {
         let out = launch(&env, &format!("{relative}:{bin}"), &["hook", "pre-tool-use"]);
         out.code(0).stdout("").stderr("");
     }
+}
+
+#[test]
+fn absolute_path_entries_inside_the_project_or_npms_node_modules_are_never_searched() {
+    let env = TestEnv::new();
+    // What the launcher runs itself is looked up the same way: a project `uname` or `readlink`
+    // would run before any codeact.
+    let marker = env.root().join("ran");
+    for folder in ["tools", "node_modules/.bin"] {
+        for program in ["codeact", "uname", "readlink"] {
+            let path = env.workspace().join(folder).join(program);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, format!("#!/bin/sh\necho {program} >> '{}'\n", marker.display())).unwrap();
+            make_executable(&path);
+        }
+    }
+    let elsewhere = env.root().join("elsewhere/node_modules/.bin");
+    fake_codeact(&elsewhere.join("codeact"), "a package's own");
+    let ws = env.workspace().display().to_string();
+    let bin = env.path();
+    for path in [
+        format!("{ws}/tools:{bin}"),
+        format!("{ws}/node_modules/.bin:{bin}"),
+        format!("{ws}/node_modules/.bin/:{bin}"),
+        format!("{ws}/./tools:{bin}"),
+        format!("{}:{bin}", elsewhere.display()),
+        // No absolute entry at all: an empty PATH would be the current directory.
+        ".".to_owned(),
+        String::new(),
+        "tools:node_modules/.bin".to_owned(),
+    ] {
+        launch(&env, &path, &["hook", "pre-tool-use"]).code(0).stdout("").stderr("");
+        assert!(!marker.exists(), "PATH={path}: {}", std::fs::read_to_string(&marker).unwrap());
+    }
+}
+
+#[test]
+fn a_launcher_run_by_name_or_by_another_copy_of_itself_runs_no_copy_again() {
+    let env = TestEnv::new();
+    // A second copy of the launcher on PATH, and the first one on PATH too: they would exec each
+    // other for ever.
+    let copy = env.root().join("copy/bin/codeact");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(plugin_launcher(), &copy).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        copy.parent().unwrap().display(),
+        plugin_launcher().parent().unwrap().display(),
+        env.path()
+    );
+    launch(&env, &path, &["hook", "pre-tool-use"]).code(0).stdout("").stderr("");
+    // `sh -s` reads the launcher from stdin: it has no folder, so the project's
+    // `codeact-<os>-<arch>` is no binary of its.
+    fake_codeact(&env.workspace().join(format!("codeact-linux-{}", std::env::consts::ARCH)), "the project's own");
+    let script = std::fs::File::open(plugin_launcher()).unwrap();
+    let out = output(
+        Command::new("/bin/sh")
+            .args(["-s", "hook", "pre-tool-use"])
+            .current_dir(env.workspace())
+            .env_clear()
+            .env("PATH", env.path())
+            .env("HOME", env.home())
+            .stdin(script),
+    );
+    out.code(0).stdout("").stderr("");
 }
 
 #[test]

@@ -100,7 +100,15 @@ fn hooks_run_the_launcher_for_every_event_in_bash_and_powershell() {
         let entry = &entries[0];
         assert_eq!(entry["type"], json!("command"));
         assert_eq!(entry["timeoutSec"], json!(5));
-        assert_eq!(entry["bash"], json!(format!("sh \"${{COPILOT_PLUGIN_ROOT:-.}}/bin/codeact\" hook {argument}")));
+        // Without an absolute plugin root the hook does nothing: a relative one would run a file
+        // of the project. `/bin/sh`, not the `sh` a PATH finds.
+        assert_eq!(
+            entry["bash"],
+            json!(format!(
+                "case \"${{COPILOT_PLUGIN_ROOT:-}}\" in /*) exec /bin/sh \"$COPILOT_PLUGIN_ROOT/bin/codeact\" hook \
+                 {argument} ;; esac"
+            ))
+        );
         assert!(entry["powershell"].as_str().unwrap().contains(&format!("codeact hook {argument}")));
         assert!(entry.get("cwd").is_none(), "a cwd would deny every tool when missing");
     }

@@ -1,4 +1,4 @@
 #!/bin/sh
 # Runs `codeact install` through the plugin's launcher; the arguments (`--backend wasm`, …) pass through.
 skill_dir=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd -P)
-exec sh "$skill_dir/../../bin/codeact" install "$@"
+exec /bin/sh "$skill_dir/../../bin/codeact" install "$@"
