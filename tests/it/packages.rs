@@ -179,6 +179,33 @@ fn a_launcher_run_by_name_or_by_another_copy_of_itself_runs_no_copy_again() {
 }
 
 #[test]
+fn a_binary_next_to_the_launcher_named_for_this_machine_comes_before_path() {
+    let env = TestEnv::new();
+    let launcher = env.root().join("plugin/bin/codeact");
+    std::fs::create_dir_all(launcher.parent().unwrap()).unwrap();
+    std::fs::copy(plugin_launcher(), &launcher).unwrap();
+    let venv = env.root().join("venv/bin");
+    fake_codeact(&venv.join("codeact"), "venv");
+    let path = format!("{}:{}", venv.display(), env.path());
+    let run = || {
+        output(
+            Command::new("/bin/sh")
+                .arg(&launcher)
+                .arg("--version")
+                .current_dir(env.workspace())
+                .env_clear()
+                .env("PATH", &path)
+                .env("HOME", env.home()),
+        )
+    };
+    // One for another machine is passed over.
+    fake_codeact(&launcher.with_file_name("codeact-plan9-mips"), "another machine's");
+    run().code(0).stdout("venv: --version\n");
+    fake_codeact(&launcher.with_file_name(format!("codeact-linux-{}", std::env::consts::ARCH)), "beside");
+    run().code(0).stdout("beside: --version\n");
+}
+
+#[test]
 fn user_installs_in_local_bin_and_cargo_installs_are_found_in_that_order() {
     let env = TestEnv::new();
     fake_codeact(&env.home().join(".cargo/bin/codeact"), "cargo");
