@@ -31,18 +31,22 @@ fn output(command: &mut Command) -> Output {
     }
 }
 
-/// Runs the plugin's launcher in the workspace with exactly `path` as `PATH` and the test's HOME.
+/// `/bin/sh` in the workspace with exactly `path` as `PATH` and the test's HOME, to run a launcher.
+fn shell(env: &TestEnv, path: &str) -> Command {
+    let mut command = Command::new("/bin/sh");
+    command.current_dir(env.workspace()).env_clear().env("PATH", path).env("HOME", env.home()).stdin(Stdio::null());
+    command
+}
+
+/// Runs the plugin's launcher in the workspace with exactly `path` as `PATH`.
 fn launch(env: &TestEnv, path: &str, args: &[&str]) -> Output {
-    output(
-        Command::new("/bin/sh")
-            .arg(plugin_launcher())
-            .args(args)
-            .current_dir(env.workspace())
-            .env_clear()
-            .env("PATH", path)
-            .env("HOME", env.home())
-            .stdin(Stdio::null()),
-    )
+    output(shell(env, path).arg(plugin_launcher()).args(args))
+}
+
+/// A copy of the plugin's launcher at `to`, with its folders.
+fn copy_launcher(to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(plugin_launcher(), to).unwrap();
 }
 
 /// A stand-in for codeact at `path` that says which one it is and what it was given.
@@ -69,15 +73,7 @@ fn npm_platform() -> &'static str {
 #[test]
 fn the_launcher_execs_codeact_bin() {
     let env = TestEnv::new();
-    let out = output(
-        Command::new("/bin/sh")
-            .arg(plugin_launcher())
-            .arg("--version")
-            .env_clear()
-            .env("PATH", env.path())
-            .env("HOME", env.home())
-            .env("CODEACT_BIN", *BIN),
-    );
+    let out = output(shell(&env, &env.path()).arg(plugin_launcher()).arg("--version").env("CODEACT_BIN", *BIN));
     out.code(0).stdout(&format!("codeact {VERSION} (monty 0.0.23)\n"));
 }
 
@@ -153,8 +149,7 @@ fn a_launcher_run_by_name_or_by_another_copy_of_itself_runs_no_copy_again() {
     // A second copy of the launcher on PATH, and the first one on PATH too: they would exec each
     // other for ever.
     let copy = env.root().join("copy/bin/codeact");
-    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
-    std::fs::copy(plugin_launcher(), &copy).unwrap();
+    copy_launcher(&copy);
     let path = format!(
         "{}:{}:{}",
         copy.parent().unwrap().display(),
@@ -166,15 +161,7 @@ fn a_launcher_run_by_name_or_by_another_copy_of_itself_runs_no_copy_again() {
     // `codeact-<os>-<arch>` is no binary of its.
     fake_codeact(&env.workspace().join(format!("codeact-linux-{}", std::env::consts::ARCH)), "the project's own");
     let script = std::fs::File::open(plugin_launcher()).unwrap();
-    let out = output(
-        Command::new("/bin/sh")
-            .args(["-s", "hook", "pre-tool-use"])
-            .current_dir(env.workspace())
-            .env_clear()
-            .env("PATH", env.path())
-            .env("HOME", env.home())
-            .stdin(script),
-    );
+    let out = output(shell(&env, &env.path()).args(["-s", "hook", "pre-tool-use"]).stdin(script));
     out.code(0).stdout("").stderr("");
 }
 
@@ -182,22 +169,11 @@ fn a_launcher_run_by_name_or_by_another_copy_of_itself_runs_no_copy_again() {
 fn a_binary_next_to_the_launcher_named_for_this_machine_comes_before_path() {
     let env = TestEnv::new();
     let launcher = env.root().join("plugin/bin/codeact");
-    std::fs::create_dir_all(launcher.parent().unwrap()).unwrap();
-    std::fs::copy(plugin_launcher(), &launcher).unwrap();
+    copy_launcher(&launcher);
     let venv = env.root().join("venv/bin");
     fake_codeact(&venv.join("codeact"), "venv");
     let path = format!("{}:{}", venv.display(), env.path());
-    let run = || {
-        output(
-            Command::new("/bin/sh")
-                .arg(&launcher)
-                .arg("--version")
-                .current_dir(env.workspace())
-                .env_clear()
-                .env("PATH", &path)
-                .env("HOME", env.home()),
-        )
-    };
+    let run = || output(shell(&env, &path).arg(&launcher).arg("--version"));
     // One for another machine is passed over.
     fake_codeact(&launcher.with_file_name("codeact-plan9-mips"), "another machine's");
     run().code(0).stdout("venv: --version\n");
@@ -351,8 +327,7 @@ fn plugin_of_version(env: &TestEnv, manifest: &str, version: &str) -> PathBuf {
     let manifest = root.join(manifest);
     std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
     std::fs::write(&manifest, format!("{{\"name\": \"codeact\", \"version\": \"{version}\"}}")).unwrap();
-    std::fs::create_dir_all(root.join("bin")).unwrap();
-    std::fs::copy(plugin_launcher(), root.join("bin/codeact")).unwrap();
+    copy_launcher(&root.join("bin/codeact"));
     root.join("bin/codeact")
 }
 
