@@ -3,8 +3,10 @@
 //! ones from [`ALL`].
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use crate::limits::{self, format_seconds, format_size};
+use crate::program;
 
 /// Backend used by `run` and friends when `--backend` is not given.
 pub(crate) const BACKEND: &str = "CODEACT_BACKEND";
@@ -68,9 +70,20 @@ pub(crate) const INHERITED: &[&str] =
 /// and servers that run in the workspace, where the program can plant a module.
 pub(crate) const PYTHON_SAFE_PATH: &str = "PYTHONSAFEPATH";
 
-/// The [`INHERITED`] variables codeact has, with their values, for a child's environment.
-pub(crate) fn inherited() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
-    INHERITED.iter().filter_map(|name| std::env::var_os(name).map(|value| (*name, value)))
+/// The [`INHERITED`] variables codeact has, with their values, for a child's environment;
+/// `PATH` keeps only its absolute entries outside `workspace` ([`program::child_path`]).
+pub(crate) fn inherited(workspace: Option<&Path>) -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
+    INHERITED.iter().filter_map(move |name| {
+        let value = std::env::var_os(name)?;
+        Some((*name, if *name == "PATH" { program::child_path(&value, workspace) } else { value }))
+    })
+}
+
+/// `PATH` for a child codeact starts for the user's own tools in `workspace`: see
+/// [`program::child_path`].
+#[must_use]
+pub(crate) fn child_path(workspace: &Path) -> std::ffi::OsString {
+    std::env::var_os("PATH").map(|value| program::child_path(&value, Some(workspace))).unwrap_or_default()
 }
 
 /// Every `CODEACT_*` variable, for `--help` and the README.

@@ -1,8 +1,6 @@
 //! What the commands share: the configuration from their arguments, the tool catalogue with
 //! what this machine offers, and how a model runs this binary.
 
-use std::ffi::OsString;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,9 +13,9 @@ use crate::copilot;
 use crate::env;
 use crate::hook::shell;
 use crate::output;
+use crate::program;
 use crate::render::Route;
 use crate::tools::github::Access;
-use crate::tools::process;
 
 /// How long listing every MCP server's tools and describing the drop-ins may take.
 pub(crate) const PROBE_TIME: Duration = Duration::from_secs(20);
@@ -76,7 +74,7 @@ pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Disco
         trust: &config.trust,
         network: &config.network,
         github: github.is_some(),
-        node: || process::on_path("node").is_some(),
+        node: || program::find("node", None).is_ok(),
     };
     let built = catalog::build(&sources, discovery);
     if !quiet {
@@ -134,27 +132,10 @@ pub(crate) fn shell_quote(word: &str) -> String {
     }
 }
 
-/// The file the shell would run for a bare `program`: the first executable regular file in
-/// `PATH`. `None` when there is none, or when a relative entry (an empty one is the current
-/// directory) comes before it: the shell resolves that against its current directory, usually
-/// the workspace, which is no place to trust a program from.
+/// The file the shell would run for a bare `program` ([`program::shell_would_run`]).
 #[must_use]
-pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
-    let path: OsString = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        if !dir.is_absolute() {
-            return None;
-        }
-        let candidate = dir.join(program);
-        if is_executable(&candidate) {
-            return Some(candidate);
-        }
-    }
-    None
-}
-
-fn is_executable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
+    program::shell_would_run(name)
 }
 
 /// The program a command line names that is not there: `codeact` not on `PATH`, a binary or
@@ -167,7 +148,7 @@ pub(crate) fn missing_program(command: &str) -> Option<String> {
     let (program, rest) = words.split_first()?;
     let missing = match (program.as_str(), rest.first()) {
         ("sh" | "bash", Some(script)) => !Path::new(script).is_file(),
-        (word, _) if word.contains('/') => !is_executable(Path::new(word)),
+        (word, _) if word.contains('/') => !program::is_executable(Path::new(word)),
         (word, _) => on_path(word).is_none(),
     };
     let shown = if matches!(program.as_str(), "sh" | "bash") { rest.first()? } else { program };

@@ -712,7 +712,7 @@ async fn open(
     match &server.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let cwd = cwd.as_deref().unwrap_or(workspace);
-            let started = stdio::start(command, args, env, cwd, max_message, &notes)
+            let started = stdio::start(command, args, env, cwd, workspace, max_message, &notes)
                 .map_err(|e| format!("could not start `{}`: {e}", server.shown))?;
             let mut process = started.process;
             let transport =

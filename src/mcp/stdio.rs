@@ -19,6 +19,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use crate::env;
 use crate::limits::format_size;
+use crate::program;
 use crate::reap;
 
 /// How long a server has to exit once its stdin is closed, and again after SIGTERM.
@@ -53,15 +54,20 @@ pub(super) struct Started {
 }
 
 /// Starts `command` with `args` in `cwd`: the inherited allow-list of variables, then `vars`.
+/// A bare command name is found by [`program::find`], never in `workspace`, and the server's
+/// `PATH` keeps no entry there either.
 pub(super) fn start(
     command: &str,
     args: &[String],
     vars: &std::collections::BTreeMap<String, String>,
     cwd: &Path,
+    workspace: &Path,
     max_message: usize,
     notes: &SharedNotes,
 ) -> io::Result<Started> {
-    let mut cmd = tokio::process::Command::new(command);
+    let program =
+        program::find(command, Some(workspace)).map_err(|err| io::Error::new(io::ErrorKind::NotFound, err))?;
+    let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .env_clear()
         .current_dir(cwd)
@@ -70,7 +76,7 @@ pub(super) fn start(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    cmd.envs(env::inherited());
+    cmd.envs(env::inherited(Some(workspace)));
     // A server runs in the workspace, where the program can write: a `python3 -m` server
     // must not import a module the program planted there (its own `env` may say otherwise).
     cmd.env(env::PYTHON_SAFE_PATH, "1");

@@ -77,10 +77,11 @@ pub(crate) struct Parts {
 impl Host {
     #[must_use]
     pub(crate) fn new(parts: Parts) -> Self {
-        let Parts { catalog, mut ctx, mut mcp, dropins, limits, started, python } = parts;
+        let Parts { catalog, mut ctx, mut mcp, mut dropins, limits, started, python } = parts;
         let live = Arc::new(Live::new(started, ctx.deadline, limits.max_output));
         // A reply the program could not hold is refused, not read.
         mcp.set_max_message(limits.max_memory);
+        dropins.set_max_answer(limits.max_memory);
         // Each MCP entry that cannot be used is said once, whether the program uses it or not.
         for problem in mcp.problems().into_iter().chain(mcp.take_warnings()) {
             ctx.warn(&problem);

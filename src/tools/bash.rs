@@ -3,7 +3,6 @@
 //! is always reaped.
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::Command;
 use std::time::Duration;
 
 use super::args::Args;
@@ -44,7 +43,7 @@ fn bash(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     }
     ctx.check_deadline("bash")?;
     let timeout = Timeout::within(Duration::from_secs_f64(asked.min(MAX_TIMEOUT_SECS)), ctx.remaining());
-    let mut command = Command::new("sh");
+    let mut command = process::command("bash", "sh", ctx.workspace.root())?;
     command.arg("-c").arg(command_line).current_dir(ctx.workspace.root());
     let finished = process::run_for_tool("bash", command, b"", timeout)?;
     let status = finished.status;

@@ -14,7 +14,7 @@ use super::error::{ErrorKind, ToolError};
 use super::process::{self, Timeout};
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
-use crate::env;
+use crate::{env, program};
 
 /// Bytes of a response kept at most.
 const MAX_RESPONSE: usize = 10 * 1024 * 1024;
@@ -47,7 +47,8 @@ pub(crate) enum Access {
 /// `gh` on `PATH`, else a token in the environment.
 #[must_use]
 pub(crate) fn access() -> Option<Access> {
-    process::on_path("gh")
+    program::find("gh", None)
+        .ok()
         .map(Access::Gh)
         .or_else(|| env::GITHUB_TOKENS.iter().find_map(|name| env::var(name)).map(Access::Token))
 }
@@ -71,7 +72,10 @@ fn github_api(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError
     };
     let timeout = Timeout::within(CALL_TIMEOUT, ctx.remaining());
     let text = match &ctx.github {
-        Some(Access::Gh(gh)) => via_gh(gh, endpoint, &method, body.as_deref(), timeout)?,
+        Some(Access::Gh(_)) => {
+            let gh = process::command("github_api", "gh", ctx.workspace.root())?;
+            via_gh(gh, endpoint, &method, body.as_deref(), timeout)?
+        }
         Some(Access::Token(token)) => via_https(token, endpoint, &method, body, timeout.limit)?,
         None => return Err(ToolError::runtime("github_api() needs `gh` on PATH or GITHUB_TOKEN in the environment")),
     };
@@ -84,13 +88,12 @@ fn github_api(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError
 }
 
 fn via_gh(
-    gh: &std::path::Path,
+    mut command: Command,
     endpoint: &str,
     method: &str,
     body: Option<&str>,
     timeout: Timeout,
 ) -> Result<String, ToolError> {
-    let mut command = Command::new(gh);
     command.args(["api", "--method", method]);
     if body.is_some() {
         command.args(["--input", "-"]);

@@ -5,12 +5,14 @@
 use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 use super::error::{ErrorKind, ToolError};
+use crate::program;
 
 /// Bytes kept of each of stdout and stderr.
 const MAX_STREAM_BYTES: usize = 1024 * 1024;
@@ -21,11 +23,12 @@ const PARTIAL_STDOUT: usize = 2000;
 /// How long to wait for the pipes to drain after the child has exited.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
-/// The first `program` found in a `PATH` directory.
-#[must_use]
-pub(crate) fn on_path(program: &str) -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|candidate| candidate.is_file())
+/// A command that runs the program `name` for the tool `tool`, found by [`program::find`]:
+/// from an absolute `PATH` entry, never from `workspace`.
+pub(crate) fn command(tool: &str, name: &str, workspace: &Path) -> Result<Command, ToolError> {
+    program::find(name, Some(workspace))
+        .map(Command::new)
+        .map_err(|err| ToolError::new(ErrorKind::Os, format!("{tool}() could not run `{name}`: {err}")))
 }
 
 /// A single-threaded async runtime for one blocking tool call (`tool` names it in errors).

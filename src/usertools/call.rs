@@ -3,7 +3,6 @@
 //! from stdout; both in the workspace. (Python tools run inside the sandbox, by the backend.)
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use super::load::UserTool;
@@ -35,11 +34,11 @@ pub(crate) fn run_on_host(
 /// Runs the shell tool `name` (`code`) with `input` as JSON on stdin: its stdout, less one
 /// trailing newline, is the result — the value of its JSON when it is JSON, else the text.
 fn run_shell(name: &str, code: &str, input: &Value, workspace: &Path, timeout: Timeout) -> Result<Value, ToolError> {
-    let mut command = Command::new("sh");
+    let mut command = process::command(name, "sh", workspace)?;
     command.arg("-c").arg(code);
     // The tool runs in the workspace, where the program can write: a `python3 -c` or `-m` in it
-    // must not import a module the program planted there.
-    command.current_dir(workspace).env(env::PYTHON_SAFE_PATH, "1");
+    // must not import a module the program planted there, nor a name it runs be found there.
+    command.current_dir(workspace).env(env::PYTHON_SAFE_PATH, "1").env("PATH", env::child_path(workspace));
     let json = input.to_json().to_string();
     let finished = process::run_for_tool(name, command, json.as_bytes(), timeout)?;
     if !finished.status.success() {

@@ -3,15 +3,17 @@
 //! time kills the worker (the next call starts a new one); the worker is always reaped.
 //!
 //! The program can write files in the workspace, so nothing there may reach the worker's
-//! imports: it runs isolated (`python3 -I`: neither the working directory nor the script's is
-//! on `sys.path`, no `PYTHON*` variable is read, no user site), in the root directory rather
-//! than the workspace, with the allow-listed environment MCP servers get plus
-//! `CODEACT_WORKSPACE`, the workspace's path, for tools that work on its files. Each drop-in
-//! runs from the source codeact read and the user trusted (never the file as it is by then),
-//! and the worker writes no `.pyc` files (`-B`), which would change the folder the user
-//! trusted.
+//! imports: its `python3` is never one of the workspace's ([`program::find`]: a virtualenv
+//! there would run the `.pth` files and import the modules of its `site-packages`), it runs
+//! isolated (`python3 -I`: neither the working directory nor the script's is on `sys.path`, no
+//! `PYTHON*` variable is read, no user site), in the root directory rather than the workspace,
+//! with the allow-listed environment MCP servers get plus `CODEACT_WORKSPACE`, the workspace's
+//! path, for tools that work on its files. Each drop-in runs from the source codeact read and
+//! the user trusted (never the file as it is by then), and the worker writes no `.pyc` files
+//! (`-B`), which would change the folder the user trusted. An answer is read only up to the
+//! run's memory limit: a longer one is a `MemoryError` and ends the worker.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -19,8 +21,9 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
-use crate::env;
+use crate::limits::format_size;
 use crate::tools::{ErrorKind, ToolError, Value};
+use crate::{env, program};
 
 /// The variable that tells a drop-in where the workspace is.
 pub(crate) const WORKSPACE_VAR: &str = "CODEACT_WORKSPACE";
@@ -30,6 +33,9 @@ const WORKER: &str = include_str!("dropin.py");
 
 /// Longest one call may take (also cut to the run's remaining time).
 pub(crate) const CALL_TIMEOUT: Duration = Duration::from_mins(1);
+
+/// The longest answer read from the worker before the run sets its memory limit.
+const DEFAULT_MAX_ANSWER: usize = 64 << 20;
 
 /// The drop-in files in `dirs`: `*.py` not starting with `_` (or `.`), sorted in each folder.
 #[must_use]
@@ -58,12 +64,20 @@ pub(crate) struct Source {
 }
 
 /// The run's drop-ins: their sources and, once a call needs it, the one worker serving them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct DropIns {
     files: Vec<Source>,
     /// The workspace, which the worker is told of.
     workspace: PathBuf,
+    /// The longest answer taken from the worker, in bytes.
+    max_answer: usize,
     worker: Option<Worker>,
+}
+
+impl Default for DropIns {
+    fn default() -> Self {
+        Self::new(Vec::new(), Path::new(""))
+    }
 }
 
 /// What a worker says about one drop-in.
@@ -80,7 +94,12 @@ pub(crate) struct Described {
 impl DropIns {
     #[must_use]
     pub(crate) fn new(files: Vec<Source>, workspace: &Path) -> Self {
-        Self { files, workspace: workspace.to_path_buf(), worker: None }
+        Self { files, workspace: workspace.to_path_buf(), max_answer: DEFAULT_MAX_ANSWER, worker: None }
+    }
+
+    /// Takes answers no longer than `bytes` from the worker (a run's memory limit).
+    pub(crate) fn set_max_answer(&mut self, bytes: usize) {
+        self.max_answer = bytes;
     }
 
     /// Calls the drop-in `name` with `args` (a dict), starting the worker on first use. A call
@@ -88,10 +107,10 @@ impl DropIns {
     pub(crate) fn call(&mut self, name: &str, args: &Value, timeout: Duration) -> Result<Value, ToolError> {
         let worker = match &mut self.worker {
             Some(worker) => worker,
-            slot @ None => slot.insert(Worker::start(&self.files, &self.workspace)?),
+            slot @ None => slot.insert(Worker::start(&self.files, &self.workspace, self.max_answer)?),
         };
         let result = worker.call(name, args, timeout);
-        if result.as_ref().is_err_and(|err| err.kind == ErrorKind::Timeout) {
+        if result.as_ref().is_err_and(|err| matches!(err.kind, ErrorKind::Timeout | ErrorKind::Memory)) {
             self.worker = None;
         }
         result
@@ -99,7 +118,7 @@ impl DropIns {
 
     /// Each drop-in's name and description, from a worker started for the purpose.
     pub(crate) fn describe(files: &[Source], workspace: &Path, timeout: Duration) -> Result<Vec<Described>, ToolError> {
-        let answer = Worker::start(files, workspace)?.ask(&json!({"describe": true}), timeout)?;
+        let answer = Worker::start(files, workspace, DEFAULT_MAX_ANSWER)?.ask(&json!({"describe": true}), timeout)?;
         let listed = answer["ok"].as_array().cloned().unwrap_or_default();
         Ok(listed
             .iter()
@@ -122,7 +141,14 @@ impl DropIns {
 struct Worker {
     child: Child,
     stdin: ChildStdin,
-    answers: Receiver<String>,
+    answers: Receiver<Answer>,
+}
+
+/// One line the worker wrote, or what stopped it being read.
+enum Answer {
+    Line(Vec<u8>),
+    /// Longer than the bytes the run may hold: nothing more is read.
+    TooLong(usize),
 }
 
 impl std::fmt::Debug for Worker {
@@ -132,10 +158,16 @@ impl std::fmt::Debug for Worker {
 }
 
 impl Worker {
-    /// Starts `python3`, isolated, on the drop-ins.
-    fn start(files: &[Source], workspace: &Path) -> Result<Self, ToolError> {
-        let mut command = Command::new("python3");
-        command.args(["-I", "-B", "-u", "-c", WORKER]).current_dir("/").env_clear().envs(env::inherited());
+    /// Starts `python3`, isolated, on the drop-ins; it may answer up to `max_answer` bytes.
+    fn start(files: &[Source], workspace: &Path, max_answer: usize) -> Result<Self, ToolError> {
+        let python = program::find("python3", Some(workspace))
+            .map_err(|e| ToolError::new(ErrorKind::Os, format!("could not start python3 for the Python tools: {e}")))?;
+        let mut command = Command::new(python);
+        command
+            .args(["-I", "-B", "-u", "-c", WORKER])
+            .current_dir("/")
+            .env_clear()
+            .envs(env::inherited(Some(workspace)));
         let mut child = command
             .env(WORKSPACE_VAR, workspace)
             .stdin(Stdio::piped())
@@ -149,13 +181,7 @@ impl Worker {
             .map_err(|e| ToolError::runtime(format!("the Python worker stopped: {e}")))?;
         let stdout = child.stdout.take().ok_or_else(|| ToolError::runtime("the Python worker has no stdout"))?;
         let (tx, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        std::thread::spawn(move || read_answers(stdout, max_answer, &tx));
         Ok(Self { child, stdin, answers })
     }
 
@@ -163,7 +189,13 @@ impl Worker {
     fn ask(&mut self, request: &Json, timeout: Duration) -> Result<Json, ToolError> {
         writeln!(self.stdin, "{request}").map_err(|e| ToolError::runtime(format!("the Python worker stopped: {e}")))?;
         let line = match self.answers.recv_timeout(timeout) {
-            Ok(line) => line,
+            Ok(Answer::Line(line)) => line,
+            Ok(Answer::TooLong(limit)) => {
+                return Err(ToolError::new(
+                    ErrorKind::Memory,
+                    format!("the answer is larger than the run's memory limit ({})", format_size(limit)),
+                ));
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 return Err(ToolError::new(
                     ErrorKind::Timeout,
@@ -172,7 +204,8 @@ impl Worker {
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => return Err(ToolError::runtime("the Python worker exited")),
         };
-        serde_json::from_str(&line).map_err(|e| ToolError::runtime(format!("the Python worker sent a bad answer: {e}")))
+        serde_json::from_slice(&line)
+            .map_err(|e| ToolError::runtime(format!("the Python worker sent a bad answer: {e}")))
     }
 
     /// Calls the drop-in `name` with `args` (a dict).
@@ -188,6 +221,28 @@ impl Worker {
             ));
         }
         Ok(Value::from_json(&answer["ok"]))
+    }
+}
+
+/// Sends each line of `stdout` to `answers` until the worker ends, or until a line is longer
+/// than `limit` bytes: that one is never held whole.
+fn read_answers(stdout: impl Read, limit: usize, answers: &mpsc::Sender<Answer>) {
+    let mut reader = BufReader::new(stdout);
+    loop {
+        let mut line = Vec::new();
+        let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+        match (&mut reader).take(cap).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        let answer = if line.len() > limit { Answer::TooLong(limit) } else { Answer::Line(line) };
+        let stop = matches!(answer, Answer::TooLong(_));
+        if answers.send(answer).is_err() || stop {
+            return;
+        }
     }
 }
 

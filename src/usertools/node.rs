@@ -20,7 +20,7 @@ use serde_json::json;
 use super::load::UserTool;
 use crate::tools::process::{self, Finished, Timeout};
 use crate::tools::{ErrorKind, ToolError, Value};
-use crate::{bounded, env, terminal};
+use crate::{bounded, env, program, terminal};
 
 /// The Node side, run with `node -e`: one JSON request on stdin.
 const RUNNER: &str = include_str!("runner.js");
@@ -72,10 +72,11 @@ pub(crate) fn run(tool: &UserTool, input: &Value, workspace: &Path, timeout: Tim
         "input": input.to_json(),
         "reply": reply.to_string_lossy(),
     }});
-    let mut command = Command::new("node");
+    let mut command = process::command(name, "node", workspace)?;
     // As for the shell tools: a `python3` the tool starts in the workspace must not import a
-    // module the program planted there.
+    // module the program planted there, nor a name it runs be found there.
     command.arg("-e").arg(RUNNER).current_dir(workspace).env(env::PYTHON_SAFE_PATH, "1");
+    command.env("PATH", env::child_path(workspace));
     let finished = process::run_for_tool(name, command, request.to_string().as_bytes(), timeout)?;
     relay(name, &finished);
     let bytes = match bounded::read(&reply, MAX_RESULT_BYTES) {
@@ -98,7 +99,7 @@ pub(crate) fn run(tool: &UserTool, input: &Value, workspace: &Path, timeout: Tim
 /// wrapper's closing line (`Unexpected end of input`) is put on the code's last line.
 #[must_use]
 pub(crate) fn syntax_errors(sources: &[&str]) -> Option<Vec<Option<(usize, String)>>> {
-    let mut command = Command::new("node");
+    let mut command = Command::new(program::find("node", None).ok()?);
     command.arg("-e").arg(RUNNER);
     let request = json!({"check": sources}).to_string();
     let timeout = Timeout::within(CHECK_TIMEOUT, CHECK_TIMEOUT);
@@ -194,7 +195,7 @@ mod tests {
     /// The answers, or `None` (saying why) on a machine without node.
     #[expect(clippy::print_stderr, reason = "a test that cannot run here says why")]
     fn check(sources: &[&str]) -> Option<Vec<Option<(usize, String)>>> {
-        if process::on_path("node").is_none() {
+        if program::find("node", None).is_err() {
             eprintln!("skipping: `node` is not on PATH, so JavaScript cannot be parsed here");
             return None;
         }

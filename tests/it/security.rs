@@ -201,6 +201,7 @@ fn secrets_in_the_environment_do_not_appear_in_manifests_or_errors() {
 
 // The review's findings by area (SECURITY.md names the rules each one tests).
 mod exclusive;
+mod hostcode;
 mod install;
 mod limits;
 mod tools;
