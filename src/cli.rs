@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::backend::Choice;
 use crate::env;
+use crate::hook::payload::Host;
 use crate::limits::{self, DEFAULT, format_seconds, format_size};
 use crate::render::Route;
 
@@ -67,14 +68,19 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
-    /// Copilot CLI hooks (JSON payload on stdin).
+    /// Copilot CLI and Claude Code hooks (JSON payload on stdin).
     Hook {
         #[arg(value_enum)]
         event: HookEvent,
+
+        /// The agent that runs this hook, whose form the answer takes [default: the one the
+        /// payload shows].
+        #[arg(long, value_enum)]
+        host: Option<Host>,
     },
 }
 
-/// A Copilot CLI hook event.
+/// A hook event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum HookEvent {
     /// Before every tool call: allow (print nothing) or deny.

@@ -53,6 +53,8 @@ pub(crate) const HOME: &str = "HOME";
 pub(crate) const COPILOT_HOME: &str = "COPILOT_HOME";
 /// The project directory Copilot CLI gives its hooks.
 pub(crate) const COPILOT_PROJECT_DIR: &str = "COPILOT_PROJECT_DIR";
+/// The project directory Claude Code gives its hooks.
+pub(crate) const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
 /// A private directory Copilot CLI gives each plugin for its state.
 pub(crate) const COPILOT_PLUGIN_DATA: &str = "COPILOT_PLUGIN_DATA";
 /// Where Copilot CLI's hooks are told the plugin lives (both names are set; older hosts may

@@ -1,9 +1,15 @@
-//! `codeact hook pre-tool-use`, `post-tool-use` and `session-start`: Copilot CLI hooks.
+//! `codeact hook pre-tool-use`, `post-tool-use` and `session-start`: Copilot CLI and Claude
+//! Code hooks.
 //!
 //! A hook must never block the user: every internal error fails open — one line on stderr,
 //! nothing on stdout, exit 0. To allow a call the hook prints nothing (printing `allow` would
-//! bypass the user's own approval); to deny, exactly one JSON object. A payload the hook cannot
-//! read is no internal error: exclusive mode denies it.
+//! bypass the user's own approval); to deny, exactly one JSON object, in the form its host
+//! reads: the host its command line names (`--host`, which both plugins pass), else the one the
+//! parsed payload shows. A payload the hook cannot read is no internal error: exclusive mode
+//! denies it, and without `--host` in a form both hosts read as a denial.
+//!
+//! The mode and the root a codeact run may not leave are the project's ([`Project`]), whatever
+//! subdirectory the payload's `cwd` names.
 //!
 //! What counts as codeact is decided here, against the file system: the program word of a
 //! shell call must be this very binary or the plugin's launcher, by canonical path. A word
@@ -25,20 +31,23 @@ use crate::config::{Config, Overrides};
 use crate::copilot;
 use crate::env;
 use crate::exit;
+use crate::hook::confine;
 use crate::hook::mode::Mode;
 use crate::hook::payload::{self, Host, MAX_PAYLOAD, ToolUse};
 use crate::hook::policy::{self, Decision, Rules, Runner};
+use crate::hook::project::Project;
 use crate::hook::shell::Program;
 use crate::hook::state::{self, Session, StateDir};
 use crate::output;
 use crate::render::{Reference, Route};
 use crate::tools::github;
 
-pub(crate) fn run(event: HookEvent) -> Result<u8> {
+/// Answers one hook `event` sent by `host` (told by the payload when `None`).
+pub(crate) fn run(event: HookEvent, host: Option<Host>) -> Result<u8> {
     let outcome = read_stdin().and_then(|input| match event {
-        HookEvent::PreToolUse => pre_tool_use(&input),
-        HookEvent::PostToolUse => post_tool_use(&input),
-        HookEvent::SessionStart => session_start(&input),
+        HookEvent::PreToolUse => pre_tool_use(&input, host),
+        HookEvent::PostToolUse => post_tool_use(&input, host),
+        HookEvent::SessionStart => session_start(&input, host),
     });
     match outcome {
         Ok(Some(reply)) => output::data(format!("{reply}\n").as_bytes())?,
@@ -59,22 +68,28 @@ fn read_stdin() -> Result<Vec<u8>> {
 }
 
 /// The JSON to print, if any.
-fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
-    let call = match payload::tool_use(input) {
+fn pre_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::Value>> {
+    let call = match payload::tool_use(input, host) {
         Ok(call) => call,
         Err(why) => {
             // Without a payload there is no `cwd`: the mode comes from the environment and the
-            // project directory Copilot CLI names.
-            let config = load_config(None)?;
+            // host's project directory.
+            let config = load_config(&Project::locate(None, host))?;
             if config.mode == Mode::Off {
                 return Ok(None);
             }
             let command = shell_command(&config);
             let decision = policy::decide_unreadable(config.mode, why, runner(command.as_deref()));
-            return Ok(reply(decision).map(|reply| for_host(payload::host_of(input), "PreToolUse", reply)));
+            // Who sent what cannot be read only the command line says.
+            let answer = |reply| match host {
+                Some(host) => for_host(host, "PreToolUse", reply),
+                None => for_both("PreToolUse", &reply),
+            };
+            return Ok(reply(decision).map(answer));
         }
     };
-    let config = load_config(call.cwd.as_deref())?;
+    let project = Project::locate(call.cwd.as_deref(), Some(call.host));
+    let config = load_config(&project)?;
     if let Some(ignored) = config.ignored() {
         common::report_ignored(&[ignored], &config.trust_command);
     }
@@ -82,34 +97,47 @@ fn pre_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
         return Ok(None);
     }
     let command = shell_command(&config);
-    let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, runner: runner(command.as_deref()) };
+    let rules = Rules {
+        mode: config.mode,
+        nudge_after: config.nudge_after,
+        runner: runner(command.as_deref()),
+        root: &project.root,
+    };
     let state = session_state(&call)?;
     let session = state.as_ref().map_or_else(Session::default, |(dir, id)| dir.read(id));
-    let (decision, next) = policy::decide(rules, classify(&call), session, &call);
+    let (decision, next) = policy::decide(rules, classify(&call, &project), session, &call);
     save(state.as_ref(), session, next)?;
     Ok(reply(decision).map(|reply| for_host(call.host, "PreToolUse", reply)))
 }
 
 /// The JSON to print after a tool ran: nudge's advice, once a streak.
-fn post_tool_use(input: &[u8]) -> Result<Option<serde_json::Value>> {
-    let Ok(call) = payload::tool_use(input) else { return Ok(None) };
-    let config = load_config(call.cwd.as_deref())?;
+fn post_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::Value>> {
+    let Ok(call) = payload::tool_use(input, host) else { return Ok(None) };
+    let project = Project::locate(call.cwd.as_deref(), Some(call.host));
+    let config = load_config(&project)?;
     if config.mode != Mode::Nudge {
         return Ok(None);
     }
     let Some(state) = session_state(&call)? else { return Ok(None) };
     let command = shell_command(&config);
-    let rules = Rules { mode: config.mode, nudge_after: config.nudge_after, runner: runner(command.as_deref()) };
+    let rules = Rules {
+        mode: config.mode,
+        nudge_after: config.nudge_after,
+        runner: runner(command.as_deref()),
+        root: &project.root,
+    };
     let session = state.0.read(state.1);
-    let (advice, next) = policy::advise(rules, classify(&call), session);
+    let (advice, next) = policy::advise(rules, classify(&call, &project), session);
     save(Some(&state), session, next)?;
     Ok(advice.map(|text| for_host(call.host, "PostToolUse", json!({"additionalContext": text}))))
 }
 
-/// What kind of call this is, with shell program words looked up as [`Known`] says.
-fn classify(call: &ToolUse) -> policy::Class {
+/// What kind of call this is, with shell program words looked up as [`Known`] says, and a
+/// codeact run's workspace and program file checked against the project root.
+fn classify(call: &ToolUse, project: &Project) -> policy::Class {
     let known = Known::new(&common::current_binary());
-    policy::classify(call, |word| known.identify(word))
+    let within = |run: &_| confine::within(run, project.cwd.as_deref(), &project.root);
+    policy::classify(call, |word| known.identify(word), within)
 }
 
 /// The session's state file, for the modes that keep one (nudge counts rounds, exclusive counts
@@ -154,6 +182,19 @@ fn for_host(host: Host, event: &str, reply: serde_json::Value) -> serde_json::Va
     }
 }
 
+/// A denial or advice in both hosts' forms at once, for a payload that does not say who sent
+/// it: Copilot CLI reads the top-level fields, Claude Code `hookSpecificOutput`, and each passes
+/// over the other's.
+fn for_both(event: &str, reply: &serde_json::Value) -> serde_json::Value {
+    match (reply.clone(), for_host(Host::Claude, event, reply.clone())) {
+        (serde_json::Value::Object(mut both), serde_json::Value::Object(claude)) => {
+            both.extend(claude);
+            serde_json::Value::Object(both)
+        }
+        (copilot, _) => copilot,
+    }
+}
+
 /// What the hook prints for `decision`.
 fn reply(decision: Decision) -> Option<serde_json::Value> {
     match decision {
@@ -162,7 +203,7 @@ fn reply(decision: Decision) -> Option<serde_json::Value> {
     }
 }
 
-fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
+fn session_start(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::Value>> {
     let start = payload::session_start(input);
     if let Some(dir) = state::default_dir().and_then(|d| StateDir::open(&d).ok()) {
         dir.prune();
@@ -170,7 +211,8 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     if env::var(env::INJECT).is_some_and(|v| v == "0") {
         return Ok(None);
     }
-    let cwd = project_dir(start.as_ref().and_then(|s| s.cwd.as_deref()));
+    let project = Project::locate(start.as_ref().and_then(|s| s.cwd.as_deref()), host);
+    let cwd = project.cwd.clone().unwrap_or_else(|| project.root.clone());
     // Said once a session, whatever else is said: the plugin calls this binary's commands as
     // its own version has them.
     let mismatch = pairing::plugin_mismatch().map(|m| format!("codeact: {}.", m.message()));
@@ -188,7 +230,7 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
         let said: Vec<String> = mismatch.into_iter().chain(stale).collect();
         return Ok((!said.is_empty()).then(|| json!({"additionalContext": said.join("\n")})));
     }
-    let config = load_config(Some(&cwd.to_string_lossy()))?;
+    let config = load_config(&project)?;
     let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
     // Nothing is started here (the hook must answer within its few seconds), so only what is
     // known without starting it is offered; what is left out is not reported (a hook's stderr
@@ -211,21 +253,21 @@ fn session_start(input: &[u8]) -> Result<Option<serde_json::Value>> {
     Ok(Some(json!({"additionalContext": text})))
 }
 
-/// The session's project directory: the payload's `cwd`, else `$COPILOT_PROJECT_DIR`, else ours.
-fn project_dir(cwd: Option<&str>) -> PathBuf {
-    cwd.map(PathBuf::from)
-        .or_else(|| env::var(env::COPILOT_PROJECT_DIR).map(PathBuf::from))
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-fn load_config(cwd: Option<&str>) -> Result<Config> {
-    let workspace = project_dir(cwd);
-    let config =
+/// The configuration at the project's root, with its subdirectories' modes ([`Project`]): a
+/// subdirectory's file tightens the mode as the root's does the user's, and the user's own
+/// `CODEACT_MODE` is above both.
+fn load_config(project: &Project) -> Result<Config> {
+    let workspace = project.root.clone();
+    let mut config =
         Config::load(&Overrides { workspace: Some(workspace), skip_unusable_project: true, ..Overrides::default() })?;
     // A repository's broken config must not switch off the user's mode: it is left out.
     if let Some(why) = &config.unusable_project {
         output::diagnostic(&format!("codeact hook: left out the project's config: {why}"));
+    }
+    if env::var(env::MODE).is_none()
+        && let Some(nested) = project.nested_mode()
+    {
+        config.mode = config.mode.max(nested);
     }
     Ok(config)
 }

@@ -2,10 +2,12 @@
 //! an object, as a JSON-encoded string, or as a raw string (freeform tools such as
 //! `apply_patch`), and the `snake_case` spelling (`tool_name`, `tool_input`).
 //!
-//! Claude Code's payloads (told by their `hook_event_name`) are read too: its tools and their
-//! arguments are named as Copilot CLI names the same tools (`Read` with `file_path` is `view`
-//! with `path`), so that the policy and the suggestions know one vocabulary, and the answer is
-//! written in Claude Code's form ([`Host`]).
+//! Claude Code's payloads are read too: its tools and their arguments are named as Copilot CLI
+//! names the same tools (`Read` with `file_path` is `view` with `path`), so that the policy and
+//! the suggestions know one vocabulary, and the answer is written in Claude Code's form
+//! ([`Host`]). Which host sent a payload is what the hook's command line says (`--host`); a
+//! hook configured without it tells by the parsed payload alone, never by its raw bytes, which
+//! a tool argument writes.
 
 use serde_json::{Map, Value};
 
@@ -23,8 +25,9 @@ pub(crate) enum Unreadable {
 }
 
 /// The agent that sent a payload, which decides the form of the answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum Host {
+    /// Copilot CLI: answers are top-level fields.
     #[default]
     Copilot,
     /// Claude Code: answers go in `hookSpecificOutput`.
@@ -102,16 +105,15 @@ fn object(input: &[u8]) -> Result<Map<String, Value>, Unreadable> {
     }
 }
 
-/// Who sent `input`, even one that cannot be parsed (too large, cut short): a Claude Code
-/// payload names its event as `hook_event_name`, which Copilot CLI's never does.
-#[must_use]
-pub(crate) fn host_of(input: &[u8]) -> Host {
-    let claude = input.windows(b"\"hook_event_name\"".len()).any(|window| window == b"\"hook_event_name\"");
-    if claude { Host::Claude } else { Host::Copilot }
+/// Who sent a parsed payload: a Claude Code payload names its event as a top-level
+/// `hook_event_name`, which Copilot CLI's never does and no tool argument can add.
+fn host_of(map: &Map<String, Value>) -> Host {
+    if map.contains_key("hook_event_name") { Host::Claude } else { Host::Copilot }
 }
 
-/// Parses a `preToolUse` or `postToolUse` payload, saying why when it cannot.
-pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
+/// Parses a `preToolUse` or `postToolUse` payload sent by `host` (told by the payload when
+/// `None`), saying why when it cannot.
+pub(crate) fn tool_use(input: &[u8], host: Option<Host>) -> Result<ToolUse, Unreadable> {
     let map = object(input)?;
     let mut tool_name = string(&map, &["toolName", "tool_name"]).ok_or(Unreadable::Malformed)?;
     let mut args = match field(&map, &["toolArgs", "tool_args", "tool_input", "toolInput"]) {
@@ -122,7 +124,7 @@ pub(crate) fn tool_use(input: &[u8]) -> Result<ToolUse, Unreadable> {
         },
         _ => ToolArgs::None,
     };
-    let host = if map.contains_key("hook_event_name") { Host::Claude } else { Host::Copilot };
+    let host = host.unwrap_or_else(|| host_of(&map));
     if host == Host::Claude {
         as_copilot_names(&mut tool_name, &mut args);
     }
@@ -183,7 +185,7 @@ mod tests {
     use super::*;
 
     fn args(value: &Value) -> ToolArgs {
-        tool_use(value.to_string().as_bytes()).map_or(ToolArgs::None, |t| t.args)
+        tool_use(value.to_string().as_bytes(), None).map_or(ToolArgs::None, |t| t.args)
     }
 
     #[test]
@@ -199,7 +201,7 @@ mod tests {
     #[test]
     fn snake_case_payloads_are_accepted() {
         let payload = json!({"session_id": "s1", "tool_name": "view", "tool_input": {"path": "a"}}).to_string();
-        let parsed = tool_use(payload.as_bytes());
+        let parsed = tool_use(payload.as_bytes(), None);
         assert_eq!(parsed.as_ref().map(|t| t.tool_name.as_str()), Ok("view"));
         assert_eq!(parsed.ok().and_then(|t| t.session_id), Some("s1".into()));
     }
@@ -210,22 +212,22 @@ mod tests {
             "session_id": "s", "hook_event_name": "PreToolUse", "cwd": "/w",
             "tool_name": "Edit", "tool_input": {"file_path": "a.py", "old_string": "x", "new_string": "y"}
         });
-        let parsed = tool_use(payload.to_string().as_bytes()).unwrap();
+        let parsed = tool_use(payload.to_string().as_bytes(), None).unwrap();
         assert_eq!((parsed.host, parsed.tool_name.as_str()), (Host::Claude, "edit"));
         assert_eq!(
             parsed.args,
             ToolArgs::Object(json!({"path": "a.py", "old_str": "x", "new_str": "y"}).as_object().unwrap().clone())
         );
         let unknown = json!({"hook_event_name": "PreToolUse", "tool_name": "WebSearch", "tool_input": {"query": "q"}});
-        assert_eq!(tool_use(unknown.to_string().as_bytes()).unwrap().tool_name, "WebSearch");
+        assert_eq!(tool_use(unknown.to_string().as_bytes(), None).unwrap().tool_name, "WebSearch");
         let read = json!({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "a", "offset": 5, "limit": 10}});
-        let parsed = tool_use(read.to_string().as_bytes()).unwrap();
+        let parsed = tool_use(read.to_string().as_bytes(), None).unwrap();
         assert_eq!(
             parsed.args,
             ToolArgs::Object(json!({"path": "a", "view_range": [5, 14]}).as_object().unwrap().clone())
         );
         let copilot = json!({"toolName": "Read", "toolArgs": {"file_path": "a"}});
-        let parsed = tool_use(copilot.to_string().as_bytes()).unwrap();
+        let parsed = tool_use(copilot.to_string().as_bytes(), None).unwrap();
         assert_eq!(
             (parsed.host, parsed.tool_name.as_str(), parsed.args.str("file_path")),
             (Host::Copilot, "Read", Some("a"))
@@ -233,24 +235,30 @@ mod tests {
     }
 
     #[test]
-    fn a_payload_too_large_to_parse_still_says_who_sent_it() {
-        let huge = format!(
-            r#"{{"hook_event_name": "PreToolUse", "tool_input": {{"content": "{}"}}}}"#,
-            "x".repeat(MAX_PAYLOAD)
-        );
-        assert_eq!(tool_use(huge.as_bytes()), Err(Unreadable::TooLarge));
-        assert_eq!(host_of(huge.as_bytes()), Host::Claude);
-        assert_eq!(host_of(br#"{"toolName": "bash""#), Host::Copilot);
+    fn the_host_is_told_by_the_parsed_payload_or_the_command_line_never_by_a_tool_argument() {
+        let host = |value: &Value, given| tool_use(value.to_string().as_bytes(), given).unwrap().host;
+        // A tool argument that holds the words Claude Code's payloads carry is still Copilot's.
+        let copilot = json!({"toolName": "create", "toolArgs": {"path": "a\"hook_event_name", "hook_event_name": "x"}});
+        assert_eq!(host(&copilot, None), Host::Copilot);
+        let claude = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}});
+        assert_eq!(host(&claude, None), Host::Claude);
+        // The command line wins, and names the tools in its host's vocabulary.
+        assert_eq!(host(&claude, Some(Host::Copilot)), Host::Copilot);
+        let parsed = tool_use(claude.to_string().as_bytes(), Some(Host::Copilot)).unwrap();
+        assert_eq!(parsed.tool_name, "Bash");
+        let bare = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
+        let parsed = tool_use(bare.to_string().as_bytes(), Some(Host::Claude)).unwrap();
+        assert_eq!((parsed.host, parsed.tool_name.as_str()), (Host::Claude, "bash"));
     }
 
     #[test]
     fn garbage_empty_and_huge_payloads_are_rejected_with_the_reason() {
-        assert_eq!(tool_use(b""), Err(Unreadable::Malformed));
-        assert_eq!(tool_use(b"not json"), Err(Unreadable::Malformed));
-        assert_eq!(tool_use(b"[1, 2]"), Err(Unreadable::Malformed));
-        assert_eq!(tool_use(br#"{"toolArgs": {}}"#), Err(Unreadable::Malformed));
+        assert_eq!(tool_use(b"", None), Err(Unreadable::Malformed));
+        assert_eq!(tool_use(b"not json", None), Err(Unreadable::Malformed));
+        assert_eq!(tool_use(b"[1, 2]", None), Err(Unreadable::Malformed));
+        assert_eq!(tool_use(br#"{"toolArgs": {}}"#, None), Err(Unreadable::Malformed));
         let huge = format!(r#"{{"toolName": "bash", "toolArgs": {{"command": "{}"}}}}"#, "x".repeat(MAX_PAYLOAD));
-        assert_eq!(tool_use(huge.as_bytes()), Err(Unreadable::TooLarge));
+        assert_eq!(tool_use(huge.as_bytes(), None), Err(Unreadable::TooLarge));
         assert_eq!(session_start(huge.as_bytes()), None);
     }
 }

@@ -10,14 +10,18 @@
 //!   has run codeact in the session nudge says nothing more: it knows the way.
 //! - `exclusive` allows codeact runs and skill loads, and — as the instructions say — one
 //!   direct read or edit (`view`, `edit`, `create`) between codeact runs; a second direct call,
-//!   any search, shell command or other tool is denied with its codeact program. A payload the
+//!   any search, shell command or other tool is denied with its codeact program. A shell codeact
+//!   run whose workspace or `--file` would be outside the project ([`super::confine`]) is denied
+//!   too, saying how to run it inside: the model does not choose the sandbox. A payload the
 //!   hook cannot read (over [`MAX_PAYLOAD`] or not a tool call) is denied too: the user asked
 //!   for enforcement, and a call that cannot be checked cannot be shown to be codeact. The other
 //!   modes let such payloads through.
 
 use super::mode::Mode;
 use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
-use super::shell::{self, Program};
+use std::path::Path;
+
+use super::shell::{self, Invocation, Program};
 use super::state::Session;
 use super::suggest;
 use crate::copilot::MCP_RUN_TOOLS;
@@ -48,6 +52,8 @@ const SHELL_TOOLS: &[&str] = &["bash", "shell", "powershell"];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
     Codeact,
+    /// A codeact run through the shell whose workspace or program file is outside the project.
+    Outside,
     ReadOnly,
     Skill,
     Other,
@@ -63,13 +69,18 @@ pub(crate) enum Decision {
     },
 }
 
-/// Classifies a call; `identify` says what a shell command's program word names.
-pub(crate) fn classify(call: &ToolUse, identify: impl Fn(&str) -> Program) -> Class {
+/// Classifies a call; `identify` says what a shell command's program word names, and
+/// `within` whether a codeact run through the shell stays in the project.
+pub(crate) fn classify(
+    call: &ToolUse,
+    identify: impl Fn(&str) -> Program,
+    within: impl Fn(&Invocation) -> bool,
+) -> Class {
     let tool = call.tool_name.as_str();
     if SHELL_TOOLS.contains(&tool) {
         let command = call.args.str("command").unwrap_or_default();
-        if shell::is_codeact_run(command, identify) {
-            Class::Codeact
+        if let Some(run) = shell::codeact_run(command, identify) {
+            if within(&run) { Class::Codeact } else { Class::Outside }
         } else if shell::is_read_only(command) {
             Class::ReadOnly
         } else {
@@ -94,6 +105,8 @@ pub(crate) struct Rules<'a> {
     pub(crate) nudge_after: u32,
     /// How suggestions tell the model to run a program.
     pub(crate) runner: Runner<'a>,
+    /// The project root, which a codeact run may not leave.
+    pub(crate) root: &'a Path,
 }
 
 /// How a model is told to run a codeact program.
@@ -113,10 +126,11 @@ pub(crate) fn decide(rules: Rules<'_>, class: Class, session: Session, call: &To
         (Mode::Nudge | Mode::Exclusive, Class::Codeact) => {
             (Decision::Allow, Session { used_codeact: true, ..Session::default() })
         }
-        (Mode::Nudge | Mode::Exclusive, Class::Skill) | (Mode::Nudge, Class::Other) => {
+        (Mode::Nudge | Mode::Exclusive, Class::Skill) | (Mode::Nudge, Class::Other | Class::Outside) => {
             (Decision::Allow, Session { used_codeact: session.used_codeact, ..Session::default() })
         }
         (Mode::Nudge, Class::ReadOnly) => nudge(rules, session, call),
+        (Mode::Exclusive, Class::Outside) => (deny_outside(rules), session),
         (Mode::Exclusive, Class::ReadOnly | Class::Other) => exclusive(rules, session, call),
     }
 }
@@ -164,6 +178,27 @@ fn exclusive(rules: Rules<'_>, session: Session, call: &ToolUse) -> (Decision, S
         suggest::command(call, rules.runner)
     );
     (Decision::Deny { reason }, session)
+}
+
+/// The denial of a codeact run that would leave the project, with how to run it inside.
+fn deny_outside(rules: Rules<'_>) -> Decision {
+    let root = rules.root.to_string_lossy();
+    let how = match rules.runner {
+        Runner::Shell(command) => format!("`cd {} && {command} <<'PY'`", shell_word(&root)),
+        Runner::Mcp => "codeact's `run` tool".to_owned(),
+    };
+    let reason = format!(
+        "codeact exclusive mode: a codeact run's workspace and `--file` must be inside the project (`{root}`), and \
+         a `cd` before it must go to an absolute or `./` path without `..`, `~` or variables; run the program \
+         there with {how}"
+    );
+    Decision::Deny { reason }
+}
+
+/// `text` as one shell word: as it is when plain, else single-quoted.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
+    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
 }
 
 /// What the post-tool-use hook adds to a tool's result: nudge's advice, once a streak, after
@@ -223,7 +258,7 @@ mod tests {
 
     fn call_at(tool: &str, args: &serde_json::Value, timestamp: u64) -> ToolUse {
         let payload = json!({"sessionId": "s", "timestamp": timestamp, "toolName": tool, "toolArgs": args}).to_string();
-        tool_use(payload.as_bytes()).unwrap()
+        tool_use(payload.as_bytes(), None).unwrap()
     }
 
     fn call(tool: &str, args: &serde_json::Value) -> ToolUse {
@@ -234,9 +269,18 @@ mod tests {
         if word == "codeact" { Program::Codeact } else { Program::Other }
     }
 
-    const NUDGE: Rules<'static> = Rules { mode: Mode::Nudge, nudge_after: 3, runner: Runner::Shell("codeact run") };
-    const EXCLUSIVE: Rules<'static> =
-        Rules { mode: Mode::Exclusive, nudge_after: 3, runner: Runner::Shell("codeact run") };
+    /// [`classify`], where every codeact run stays in the project unless it names `--workspace`.
+    fn class(call: &ToolUse) -> Class {
+        classify(call, codeact, |run| !run.args.iter().any(|arg| arg.starts_with("--workspace")))
+    }
+
+    fn nudge_rules() -> Rules<'static> {
+        Rules { mode: Mode::Nudge, nudge_after: 3, runner: Runner::Shell("codeact run"), root: Path::new("/repo") }
+    }
+
+    fn exclusive_rules() -> Rules<'static> {
+        Rules { mode: Mode::Exclusive, ..nudge_rules() }
+    }
 
     fn denied(decision: &Decision) -> bool {
         matches!(decision, Decision::Deny { .. })
@@ -244,14 +288,14 @@ mod tests {
 
     #[test]
     fn calls_are_classified_by_tool_and_command() {
-        assert_eq!(classify(&call("view", &json!({"path": "a"})), codeact), Class::ReadOnly);
-        assert_eq!(classify(&call("bash", &json!({"command": "cat a | head"})), codeact), Class::ReadOnly);
-        assert_eq!(classify(&call("bash", &json!({"command": "codeact run <<'PY'\n1\nPY"})), codeact), Class::Codeact);
-        assert_eq!(classify(&call("bash", &json!({"command": "echo codeact run"})), codeact), Class::Other);
-        assert_eq!(classify(&call("skill", &json!({"skill": "x"})), codeact), Class::Skill);
-        assert_eq!(classify(&call("ToolSearch", &json!({"query": "select:x"})), codeact), Class::Skill);
-        assert_eq!(classify(&call("codeact-run", &json!({"code": "1"})), codeact), Class::Codeact);
-        assert_eq!(classify(&call("apply_patch", &json!("*** Begin Patch")), codeact), Class::Other);
+        assert_eq!(class(&call("view", &json!({"path": "a"}))), Class::ReadOnly);
+        assert_eq!(class(&call("bash", &json!({"command": "cat a | head"}))), Class::ReadOnly);
+        assert_eq!(class(&call("bash", &json!({"command": "codeact run <<'PY'\n1\nPY"}))), Class::Codeact);
+        assert_eq!(class(&call("bash", &json!({"command": "echo codeact run"}))), Class::Other);
+        assert_eq!(class(&call("skill", &json!({"skill": "x"}))), Class::Skill);
+        assert_eq!(class(&call("ToolSearch", &json!({"query": "select:x"}))), Class::Skill);
+        assert_eq!(class(&call("codeact-run", &json!({"code": "1"}))), Class::Codeact);
+        assert_eq!(class(&call("apply_patch", &json!("*** Begin Patch"))), Class::Other);
     }
 
     /// Runs `calls` (tool, timestamp) through nudge's pre and post hooks; what each pre decided
@@ -261,12 +305,12 @@ mod tests {
         let mut seen = Vec::new();
         for (tool, timestamp) in calls {
             let call = call_at(tool, &json!({"path": "src/a.py", "command": "codeact run <<'PY'\n1\nPY"}), *timestamp);
-            let class = classify(&call, codeact);
-            let (decision, next) = decide(NUDGE, class, session, &call);
+            let kind = class(&call);
+            let (decision, next) = decide(nudge_rules(), kind, session, &call);
             session = next;
             let mut advised = false;
             if !denied(&decision) {
-                let (advice, next) = advise(NUDGE, class, session);
+                let (advice, next) = advise(nudge_rules(), kind, session);
                 session = next;
                 advised = advice.is_some();
             }
@@ -303,7 +347,7 @@ mod tests {
     fn the_deny_reason_carries_the_exact_program() {
         let view = call_at("view", &json!({"path": "src/a.py", "view_range": [2, 3]}), 9);
         let session = Session { rounds: 3, batch: 8, advised: true, ..Session::default() };
-        let (decision, _) = decide(NUDGE, Class::ReadOnly, session, &view);
+        let (decision, _) = decide(nudge_rules(), Class::ReadOnly, session, &view);
         assert_eq!(
             decision,
             Decision::Deny {
@@ -320,7 +364,7 @@ mod tests {
     fn any_other_call_ends_the_streak() {
         let edit = call("edit", &json!({}));
         let session = Session { rounds: 3, batch: 1, advised: true, ..Session::default() };
-        assert_eq!(decide(NUDGE, Class::Other, session, &edit), (Decision::Allow, Session::default()));
+        assert_eq!(decide(nudge_rules(), Class::Other, session, &edit), (Decision::Allow, Session::default()));
     }
 
     #[test]
@@ -329,25 +373,48 @@ mod tests {
         let edit = call_at("edit", &json!({"path": "a", "old_str": "x", "new_str": "y"}), 2);
         let grep = call_at("grep", &json!({"pattern": "x"}), 1);
         let fresh = Session::default();
-        assert_eq!(decide(EXCLUSIVE, Class::Codeact, fresh, &view).0, Decision::Allow);
-        assert_eq!(decide(EXCLUSIVE, Class::Skill, fresh, &view).0, Decision::Allow);
-        let (first, after) = decide(EXCLUSIVE, Class::ReadOnly, fresh, &view);
+        assert_eq!(decide(exclusive_rules(), Class::Codeact, fresh, &view).0, Decision::Allow);
+        assert_eq!(decide(exclusive_rules(), Class::Skill, fresh, &view).0, Decision::Allow);
+        let (first, after) = decide(exclusive_rules(), Class::ReadOnly, fresh, &view);
         assert_eq!(first, Decision::Allow);
-        let (second, _) = decide(EXCLUSIVE, Class::Other, after, &edit);
+        let (second, _) = decide(exclusive_rules(), Class::Other, after, &edit);
         let Decision::Deny { reason } = second else { panic!("a second direct call was allowed") };
         assert!(reason.contains("print(edit(path=\"a\", old_str=\"x\", new_str=\"y\"))"), "{reason}");
-        let (_, reset) = decide(EXCLUSIVE, Class::Codeact, after, &view);
-        assert_eq!(decide(EXCLUSIVE, Class::Other, reset, &edit).0, Decision::Allow);
-        assert!(denied(&decide(EXCLUSIVE, Class::ReadOnly, fresh, &grep).0));
+        let (_, reset) = decide(exclusive_rules(), Class::Codeact, after, &view);
+        assert_eq!(decide(exclusive_rules(), Class::Other, reset, &edit).0, Decision::Allow);
+        assert!(denied(&decide(exclusive_rules(), Class::ReadOnly, fresh, &grep).0));
         let shell = call("bash", &json!({"command": "npm test"}));
-        assert!(denied(&decide(EXCLUSIVE, Class::Other, fresh, &shell).0));
+        assert!(denied(&decide(exclusive_rules(), Class::Other, fresh, &shell).0));
+    }
+
+    #[test]
+    fn a_codeact_run_outside_the_project_is_denied_in_exclusive_mode_only() {
+        let outside = call("bash", &json!({"command": "codeact run --workspace / --code 1"}));
+        assert_eq!(class(&outside), Class::Outside);
+        let (decision, after) = decide(exclusive_rules(), Class::Outside, Session::default(), &outside);
+        assert_eq!(
+            decision,
+            Decision::Deny {
+                reason: "codeact exclusive mode: a codeact run's workspace and `--file` must be inside the project \
+                         (`/repo`), and a `cd` before it must go to an absolute or `./` path without `..`, `~` or \
+                         variables; run the program there with `cd /repo && codeact run <<'PY'`"
+                    .into()
+            }
+        );
+        assert!(!after.used_codeact);
+        assert_eq!(decide(nudge_rules(), Class::Outside, Session::default(), &outside).0, Decision::Allow);
+        let spaced = Rules { root: Path::new("/my repo/it's"), ..exclusive_rules() };
+        let Decision::Deny { reason } = decide(spaced, Class::Outside, Session::default(), &outside).0 else {
+            panic!("allowed")
+        };
+        assert!(reason.ends_with(r"`cd '/my repo/it'\''s' && codeact run <<'PY'`"), "{reason}");
     }
 
     #[test]
     fn off_allows_everything() {
         let view = call("view", &json!({"path": "a"}));
         let session = Session { rounds: 9, ..Session::default() };
-        let rules = Rules { mode: Mode::Off, ..NUDGE };
+        let rules = Rules { mode: Mode::Off, ..nudge_rules() };
         assert_eq!(decide(rules, Class::ReadOnly, session, &view), (Decision::Allow, session));
         assert_eq!(advise(rules, Class::ReadOnly, session).0, None);
     }

@@ -307,7 +307,7 @@ mod tests {
 
     fn program_of(tool: &str, args: &Value) -> String {
         let payload = json!({"toolName": tool, "toolArgs": args}).to_string();
-        program(&tool_use(payload.as_bytes()).unwrap())
+        program(&tool_use(payload.as_bytes(), None).unwrap())
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::SKILLS;
+use crate::support::{BIN, SKILLS, TestEnv};
 
 fn plugin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin")
@@ -101,16 +101,72 @@ fn hooks_run_the_launcher_for_every_event_in_bash_and_powershell() {
         assert_eq!(entry["type"], json!("command"));
         assert_eq!(entry["timeoutSec"], json!(5));
         // Without an absolute plugin root the hook does nothing: a relative one would run a file
-        // of the project. `/bin/sh`, not the `sh` a PATH finds.
+        // of the project. `/bin/sh`, not the `sh` a PATH finds. The command line names the host,
+        // whose form the answer takes whatever the payload holds.
         assert_eq!(
             entry["bash"],
             json!(format!(
                 "case \"${{COPILOT_PLUGIN_ROOT:-}}\" in /*) exec /bin/sh \"$COPILOT_PLUGIN_ROOT/bin/codeact\" hook \
-                 {argument} ;; esac"
+                 {argument} --host copilot ;; esac"
             ))
         );
-        assert!(entry["powershell"].as_str().unwrap().contains(&format!("codeact hook {argument}")));
+        assert!(entry["powershell"].as_str().unwrap().contains(&format!("codeact hook {argument} --host copilot }}")));
         assert!(entry.get("cwd").is_none(), "a cwd would deny every tool when missing");
+    }
+}
+
+/// Each plugin's pre-tool-use command, run as its host runs it (`/bin/sh -c`, with the plugin
+/// root it gives), answers a payload over 1 MiB in that host's own form: the command line says
+/// who runs it, whatever the payload's bytes hold.
+#[test]
+fn each_plugins_hook_command_names_its_host_even_for_a_payload_too_large_to_read() {
+    let copilot = json_file(&plugin_dir().join("hooks.json"));
+    let claude = json_file(&plugin_dir().join("../claude-plugin/hooks/hooks.json"));
+    for event in ["PreToolUse", "PostToolUse"] {
+        let command = claude["hooks"][event][0]["hooks"][0]["command"].as_str().unwrap();
+        assert!(command.ends_with(" --host claude"), "{command}");
+    }
+    let env = TestEnv::new().env("CODEACT_MODE", "exclusive").env("CODEACT_BIN", *BIN);
+    // A Copilot payload that carries Claude Code's field name in a tool argument, and a Claude
+    // one: each over 1 MiB.
+    let padding = "x".repeat(1024 * 1024 + 10);
+    let copilot_payload = json!({"sessionId": "s", "cwd": env.workspace(), "toolName": "create",
+        "toolArgs": {"path": "a\"hook_event_name", "file_text": padding}});
+    let claude_payload = json!({"session_id": "s", "hook_event_name": "PreToolUse", "cwd": env.workspace(),
+        "tool_name": "Write", "tool_input": {"file_path": "a", "content": padding}});
+    for (command, root_variable, root, payload, claude_form) in [
+        (&copilot["hooks"]["preToolUse"][0]["bash"], "COPILOT_PLUGIN_ROOT", "plugin", copilot_payload, false),
+        (
+            &claude["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "CLAUDE_PLUGIN_ROOT",
+            "claude-plugin",
+            claude_payload,
+            true,
+        ),
+    ] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(root);
+        // The test's clean environment, and the plugin root the host gives its hooks.
+        let mut child = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(command.as_str().unwrap())
+            .env_clear()
+            .envs(env.command(&[]).get_envs().filter_map(|(name, value)| Some((name, value?))))
+            .env(root_variable, &root)
+            .current_dir(env.workspace())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // The hook stops reading past 1 MiB: the rest of the payload may meet a closed pipe.
+        let writer =
+            std::thread::spawn(move || drop(std::io::Write::write_all(&mut stdin, payload.to_string().as_bytes())));
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let decision =
+            if claude_form { &reply["hookSpecificOutput"]["permissionDecision"] } else { &reply["permissionDecision"] };
+        assert_eq!((decision, reply.get("hookSpecificOutput").is_some()), (&json!("deny"), claude_form), "{reply}");
     }
 }
 

@@ -5,8 +5,11 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Token {
     /// A word with its quotes removed; `quoted` when any part was quoted; `assignment` when the
-    /// shell reads it as `NAME=value` (the name and `=` unquoted).
-    Word { text: String, quoted: bool, assignment: bool },
+    /// shell reads it as `NAME=value` (the name and `=` unquoted); `expands` when an unquoted
+    /// part may become other words or another text: a `$` expansion (split into words), a glob
+    /// or brace character (those of zsh's and ksh's extended globs too), a leading `~` or `=`
+    /// (zsh's command path).
+    Word { text: String, quoted: bool, assignment: bool, expands: bool },
     /// `|`, `||`, `&&`, `;`, `&`, newline.
     Separator(&'static str),
     /// `<`, `<<`, `<<-`, `<<<`, `>`, `>>`, `>&`, `<&`, `>|`, `&>`, with an optional fd before it.
@@ -96,7 +99,7 @@ pub(crate) fn lex(input: &str) -> Option<Vec<Token>> {
                     continue;
                 }
                 let assignment = is_assignment(&word.text) && word.text.find('=').is_some_and(|eq| eq < word.plain);
-                tokens.push(Token::Word { text: word.text, quoted: word.quoted, assignment });
+                tokens.push(Token::Word { text: word.text, quoted: word.quoted, assignment, expands: word.expands });
                 i = next;
             }
         }
@@ -125,7 +128,7 @@ fn redirect(
         return None;
     }
     heredocs.push((word.text.clone(), op == "<<-"));
-    tokens.push(Token::Word { text: word.text, quoted: true, assignment: false });
+    tokens.push(Token::Word { text: word.text, quoted: true, assignment: false, expands: false });
     Some(next)
 }
 
@@ -159,12 +162,14 @@ fn redirect_op(chars: &[char]) -> (&'static str, usize) {
     if chars.first() == Some(&'<') { ("<", 1) } else { (">", 1) }
 }
 
-/// A word as read: its text with quotes removed, whether any part was quoted, and how many
-/// bytes of `text` precede the first quoted character (all of it when nothing was quoted).
+/// A word as read: its text with quotes removed, whether any part was quoted, how many bytes
+/// of `text` precede the first quoted character (all of it when nothing was quoted), and
+/// whether an unquoted part expands ([`Token::Word`]).
 struct Lexed {
     text: String,
     quoted: bool,
     plain: usize,
+    expands: bool,
 }
 
 /// Reads one word starting at `start`, and returns it with the index after it. `None` for
@@ -174,6 +179,7 @@ struct Lexed {
 fn read_word(chars: &[char], start: usize) -> Option<(Lexed, usize)> {
     let mut text = String::new();
     let mut plain: Option<usize> = None;
+    let mut expands = matches!(chars.get(start), Some('~' | '='));
     let mut i = start;
     while i < chars.len() {
         match chars[i] {
@@ -221,8 +227,13 @@ fn read_word(chars: &[char], start: usize) -> Option<(Lexed, usize)> {
             }
             '`' => return None,
             '$' if matches!(chars.get(i + 1), Some('\'' | '"')) => return None,
-            '$' => i = dollar(chars, i, &mut text)?,
+            '$' => {
+                expands = true;
+                i = dollar(chars, i, &mut text)?;
+            }
             c => {
+                // `^`, `#` and `!` are globs too under zsh's `extendedglob` or ksh's `extglob`.
+                expands |= matches!(c, '*' | '?' | '[' | '{' | '}' | '^' | '#' | '!');
                 text.push(c);
                 i += 1;
             }
@@ -233,7 +244,7 @@ fn read_word(chars: &[char], start: usize) -> Option<(Lexed, usize)> {
     }
     let quoted = plain.is_some();
     let plain = plain.unwrap_or(text.len());
-    Some((Lexed { text, quoted, plain }, i))
+    Some((Lexed { text, quoted, plain, expands }, i))
 }
 
 /// Reads the `$` at `i` (unquoted or in double quotes) into `text`, returning the index after

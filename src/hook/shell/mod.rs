@@ -44,11 +44,14 @@ pub(crate) struct SimpleCommand {
     pub(crate) words: Vec<String>,
     pub(crate) redirects: Vec<Redirect>,
     pub(crate) separator: Option<&'static str>,
+    /// Whether a word (not an assignment) has an unquoted part the shell expands, which may
+    /// make it other words than those lexed here.
+    pub(crate) expands: bool,
 }
 
 impl SimpleCommand {
     fn new() -> Self {
-        Self { assignments: Vec::new(), words: Vec::new(), redirects: Vec::new(), separator: None }
+        Self { assignments: Vec::new(), words: Vec::new(), redirects: Vec::new(), separator: None, expands: false }
     }
 
     fn is_empty(&self) -> bool {
@@ -77,7 +80,10 @@ pub(crate) fn parse(line: &str) -> Option<Vec<SimpleCommand>> {
         match token {
             // Assignments count only before the command name; after it they are arguments.
             Token::Word { text, assignment: true, .. } if current.words.is_empty() => current.assignments.push(text),
-            Token::Word { text, .. } => current.words.push(text),
+            Token::Word { text, expands, .. } => {
+                current.expands |= expands;
+                current.words.push(text);
+            }
             Token::Redirect { fd, op } => {
                 let Some(Token::Word { text: target, .. }) = iter.next() else { return None };
                 current.redirects.push(Redirect { fd, op, target });
@@ -105,9 +111,9 @@ fn after_exec(words: &[String]) -> &[String] {
     if words.first().is_some_and(|w| w == "exec") { &words[1..] } else { words }
 }
 
-/// Commands after any leading `cd DIR &&`, where the `cd` sets no variable and redirects
-/// nothing (`cd x > /dev/tcp/…` would open a connection).
-fn skip_cd(commands: &[SimpleCommand]) -> &[SimpleCommand] {
+/// The leading `cd … &&` commands, where the `cd` sets no variable and redirects nothing
+/// (`cd x > /dev/tcp/…` would open a connection), and the commands after them.
+fn split_cd(commands: &[SimpleCommand]) -> (&[SimpleCommand], &[SimpleCommand]) {
     let start = commands
         .iter()
         .position(|c| {
@@ -117,7 +123,7 @@ fn skip_cd(commands: &[SimpleCommand]) -> &[SimpleCommand] {
                 && c.separator == Some("&&"))
         })
         .unwrap_or(commands.len());
-    &commands[start..]
+    commands.split_at(start)
 }
 
 /// Whether the shell takes `word` as it is: no parameter, tilde, brace or pathname expansion
@@ -126,21 +132,36 @@ pub(crate) fn is_literal(word: &str) -> bool {
     !word.is_empty() && !word.contains(['$', '~', '*', '?', '[', ']', '{', '}', '!'])
 }
 
-/// Whether `line` is exactly one codeact run: after `cd … &&`, codeact's own limit variables
-/// ([`RUN_VARIABLES`]) and `exec`, the program is the codeact binary or its launcher (per
-/// `identify`; the launcher may be run by `sh` or `bash` given its absolute path), running
-/// `run`, `--code` or `--file`, with nothing chained after it. The only redirections allowed
+/// A command line that is one codeact run, as [`codeact_run`] reads it: where the shell goes
+/// first, and what codeact is given. Whether those keep the run in the project is for the
+/// caller to decide, against the file system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Invocation {
+    /// The arguments of each leading `cd`, in order.
+    pub(crate) cd: Vec<Vec<String>>,
+    /// codeact's own arguments, after the program word (or the launcher's path).
+    pub(crate) args: Vec<String>,
+}
+
+/// The codeact run `line` is, when it is exactly one: after `cd … &&`, codeact's own limit
+/// variables ([`RUN_VARIABLES`]) and `exec`, the program is the codeact binary or its launcher
+/// (per `identify`; the launcher may be run by `sh` or `bash` given its absolute path), running
+/// `run`, `--code` or `--file`, with nothing chained after it, and no word the shell expands
+/// unquoted (a `$` expansion, a glob, a leading `~`). The only redirections allowed
 /// are quoted here-documents on stdin and stderr merged into stdout or dropped: `< file` could
 /// read a FIFO or open `/dev/tcp/…`, and a here-string expands its word. A run that names
 /// `--tools` is none: it would add tools that run on the host, from a folder the model picks.
 ///
 /// `identify` is called last, and only on literal words, so that a line rejected for its
 /// shape costs no file-system lookup.
-pub(crate) fn is_codeact_run(line: &str, identify: impl Fn(&str) -> Program) -> bool {
-    let Some(commands) = parse(line) else { return false };
-    let [command] = skip_cd(&commands) else { return false };
-    if !matches!(command.separator, None | Some("\n")) {
-        return false;
+pub(crate) fn codeact_run(line: &str, identify: impl Fn(&str) -> Program) -> Option<Invocation> {
+    let commands = parse(line)?;
+    let (cds, rest) = split_cd(&commands);
+    let [command] = rest else { return None };
+    // A word the shell expands unquoted may become several (`$X` split, `*` matching a file
+    // called `--workspace=..`): what codeact is given would not be what is checked here.
+    if !matches!(command.separator, None | Some("\n")) || command.expands || cds.iter().any(|cd| cd.expands) {
+        return None;
     }
     let assignments_ok =
         command.assignments.iter().all(|a| a.split_once('=').is_some_and(|(name, _)| RUN_VARIABLES.contains(&name)));
@@ -151,7 +172,7 @@ pub(crate) fn is_codeact_run(line: &str, identify: impl Fn(&str) -> Program) -> 
         _ => false,
     });
     let words = after_exec(&command.words);
-    let Some((program, args)) = words.split_first() else { return false };
+    let (program, args) = words.split_first()?;
     // `sh /abs/path/bin/codeact …` runs the launcher; the script word must be absolute, since
     // the shell reads a relative one from the current directory.
     let (script, args) = match args.split_first() {
@@ -165,9 +186,9 @@ pub(crate) fn is_codeact_run(line: &str, identify: impl Fn(&str) -> Program) -> 
     };
     let adds_tools = args.iter().any(|arg| arg == TOOLS_FLAG || arg.starts_with(&format!("{TOOLS_FLAG}=")));
     if !(assignments_ok && redirects_ok && runs && !adds_tools && is_literal(program)) {
-        return false;
+        return None;
     }
-    match script {
+    let identified = match script {
         Some(script) => {
             script.starts_with('/')
                 && is_literal(script)
@@ -175,7 +196,8 @@ pub(crate) fn is_codeact_run(line: &str, identify: impl Fn(&str) -> Program) -> 
                 && identify(script) == Program::Launcher
         }
         None => matches!(identify(program), Program::Codeact | Program::Launcher),
-    }
+    };
+    identified.then(|| Invocation { cd: cds.iter().map(|cd| cd.words[1..].to_vec()).collect(), args: args.to_vec() })
 }
 
 /// Programs that only read, when used without their writing options.
@@ -222,6 +244,10 @@ pub(crate) fn is_read_only(line: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn is_codeact_run(line: &str, identify: impl Fn(&str) -> Program) -> bool {
+        codeact_run(line, identify).is_some()
+    }
+
     /// `codeact` and `/opt/bin/codeact` are the binary, `/plugins/codeact/bin/codeact` the
     /// launcher, `sh` and `bash` shells; nothing else is.
     fn identify(word: &str) -> Program {
@@ -256,6 +282,21 @@ mod tests {
         ] {
             assert!(is_codeact_run(line, identify), "{line}");
         }
+    }
+
+    #[test]
+    fn a_run_says_where_the_shell_goes_first_and_what_codeact_is_given() {
+        let run = codeact_run("cd /repo && cd ./sub && CODEACT_TIMEOUT=5 codeact run --workspace=x --code 1", identify);
+        let strings = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            run,
+            Some(Invocation {
+                cd: vec![strings(&["/repo"]), strings(&["./sub"])],
+                args: strings(&["run", "--workspace=x", "--code", "1"])
+            })
+        );
+        let run = codeact_run("cd && sh /plugins/codeact/bin/codeact --file p.py", identify);
+        assert_eq!(run, Some(Invocation { cd: vec![vec![]], args: strings(&["--file", "p.py"]) }));
     }
 
     #[test]
@@ -344,6 +385,33 @@ mod tests {
             "exec -a x codeact run --code 1",
         ] {
             assert!(!is_codeact_run(line, identify), "{line}");
+        }
+    }
+
+    #[test]
+    fn words_the_shell_expands_into_other_words_are_not_codeact_runs() {
+        for line in [
+            "codeact run --code 1 $X",
+            "codeact run --code a$X",
+            "codeact run --workspace $HOME --code 1",
+            "codeact run --code 1 *",
+            "codeact run --code x* --backend monty",
+            "codeact run --code 1 --backend {monty,wasm}",
+            "codeact run --workspace ~ --code 1",
+            "codeact run --file =python3",
+            "codeact run --code 1 --backend ^wasm",
+            "codeact run --code x# --backend monty",
+            "cd $HOME && codeact run --code 1",
+            "cd ~ && codeact run --code 1",
+            "cd /re?o && codeact run --code 1",
+        ] {
+            assert!(!is_codeact_run(line, identify), "{line}");
+        }
+        // Quoted, they are text.
+        for line in
+            ["codeact run --code \"print('$X *')\"", "codeact run --code '~ ='", "cd '/re?o' && codeact --code 1"]
+        {
+            assert!(is_codeact_run(line, identify), "{line}");
         }
     }
 

@@ -1,6 +1,7 @@
 //! Exclusive mode: a shell call counts as codeact only when it runs this binary or the plugin's
-//! launcher, sets nothing but codeact's limits, and feeds it nothing but a quoted
-//! here-document; a payload the hook cannot read is denied. Each attack is sent to the hook,
+//! launcher, sets nothing but codeact's limits, feeds it nothing but a quoted here-document,
+//! and keeps its workspace and `--file` inside the project; a payload the hook cannot read is
+//! denied. Each attack is sent to the hook,
 //! which must deny it; where this machine has `bash`, the same command is also run there, to
 //! show that it does run something else, and that what the hook allows does not. (A FIFO in
 //! place of the nudge counter is in `hook.rs`.)
@@ -282,7 +283,7 @@ fn payloads_over_a_mebibyte_are_denied_in_exclusive_mode_only() {
     let reason = "codeact exclusive mode: this tool call is over 1 MiB, so it cannot be checked; run what it does as \
                   one codeact program with `codeact run --backend monty <<'PY'`";
     let reply = format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}));
-    env.run(&["hook", "pre-tool-use"], &padded).code(0).stdout(&reply).stderr("");
+    env.run(&["hook", "pre-tool-use", "--host", "copilot"], &padded).code(0).stdout(&reply).stderr("");
     // Steering modes fail open.
     for mode in ["off", "nudge"] {
         let env = TestEnv::new().env("CODEACT_MODE", mode);
@@ -307,4 +308,178 @@ fn a_broken_project_config_cannot_switch_off_the_users_exclusive_mode() {
         assert_eq!(out.stderr.lines().count(), 1, "{name}: {}", out.stderr);
         assert!(out.stderr.starts_with("codeact hook: left out the project's config: "), "{name}: {}", out.stderr);
     }
+}
+
+/// The reply to a codeact run that would leave the project `root`.
+fn denied_outside(root: &std::path::Path) -> String {
+    let reason = format!(
+        "codeact exclusive mode: a codeact run's workspace and `--file` must be inside the project (`{root}`), and a \
+         `cd` before it must go to an absolute or `./` path without `..`, `~` or variables; run the program there \
+         with `cd {root} && codeact run --backend monty <<'PY'`",
+        root = root.display()
+    );
+    format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}))
+}
+
+/// [`env`] with a secret beside the workspace, links out of it (`ws/out` to that folder,
+/// `ws/secret.txt` to the secret), a file called `--workspace=..` (as `create` could write it),
+/// and a program inside, `ws/sub/prog.py`.
+fn env_with_outside() -> TestEnv {
+    let env = env()
+        .outside_file("secret.txt", "TOP-SECRET-OUTSIDE\n")
+        .file("sub/prog.py", "print('inside')\n")
+        .file("--workspace=..", "");
+    let outside = env.outside();
+    env.symlink(&outside, "out").symlink(outside.join("secret.txt"), "secret.txt")
+}
+
+/// Runs `command` in a real `bash` in the workspace and returns what it printed; `None` where
+/// there is no bash.
+#[expect(clippy::print_stderr, reason = "a check that cannot run says why")]
+fn bash_prints(env: &TestEnv, command: &str) -> Option<String> {
+    let bash = env.root().join("bin/bash");
+    if !bash.exists() {
+        eprintln!("skipping the real-bash half: this machine has no bash");
+        return None;
+    }
+    let home = env.home();
+    let out = Command::new(bash)
+        .args(["-c", command])
+        .current_dir(env.workspace())
+        .env_clear()
+        .env("PATH", env.path())
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("COPILOT_HOME", home.join(".copilot"))
+        .env("CODEACT_DISABLE", "bash")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    Some(String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+/// The program each escape runs: it prints the secret when its workspace is the folder beside
+/// the workspace, or its parent.
+const READ_SECRET: &str = "for p in ['secret.txt', 'outside/secret.txt']:\n    try:\n        print(view(path=p))\n    except \
+                           Exception:\n        pass";
+
+#[test]
+fn a_codeact_run_cannot_choose_a_workspace_outside_the_project() {
+    let env = env_with_outside();
+    let program = format!("<<'PY'\n{READ_SECRET}\nPY");
+    for attack in [
+        // The review's spellings.
+        "cd / && codeact run --code 'print(1)'",
+        "codeact run --workspace / --code 'print(1)'",
+        "cd .. && codeact run {program}",
+        // Other spellings of the same choice.
+        "codeact run --workspace {outside} {program}",
+        "codeact run --workspace={outside} {program}",
+        "codeact run --workspace .. {program}",
+        "codeact run --workspace ./out {program}",
+        "codeact run --workspace=out {program}",
+        "cd {outside} && codeact run {program}",
+        "cd ./out && codeact run {program}",
+        "cd {workspace}/out && codeact run {program}",
+        "cd ./sub/../.. && codeact run {program}",
+        "cd {workspace}/.. && codeact run {program}",
+        "cd - && codeact run --code 1",
+        "cd \"$OLDPWD\" && codeact run --code 1",
+        "codeact run --workspace \"$HOME\" --code 1",
+        "cd && codeact run --code 1",
+        "cd -P .. && codeact run --code 1",
+        "cd {workspace} {outside} && codeact run --code 1",
+        // A bare name is looked up in `CDPATH` first.
+        "cd sub && codeact run --code 1",
+        "cd . && cd .. && codeact run {program}",
+    ] {
+        let command = fill(&env, &attack.replace("{program}", &program));
+        assert_eq!(hook(&env, &command).code(0).stderr("").stdout, denied_outside(&env.workspace()), "{command}");
+    }
+    // Where bash is, the escapes do read the secret; run inside, the same program does not.
+    for (attack, escapes) in [
+        ("codeact run --workspace {outside} {program}", true),
+        ("cd ./out && codeact run {program}", true),
+        ("codeact run --workspace=out {program}", true),
+        ("codeact run {program}", false),
+    ] {
+        let command = fill(&env, &attack.replace("{program}", &program));
+        if let Some(printed) = bash_prints(&env, &command) {
+            assert_eq!(printed.contains("TOP-SECRET-OUTSIDE"), escapes, "{command}: {printed}");
+        }
+    }
+}
+
+#[test]
+fn a_codeact_run_cannot_read_its_program_from_outside_the_project() {
+    let env = env_with_outside();
+    for attack in [
+        "codeact run --file {outside}/secret.txt",
+        "codeact --file={outside}/secret.txt",
+        "codeact run --file ../outside/secret.txt",
+        "codeact run --file secret.txt",
+        "codeact run --file ./out/secret.txt",
+        "cd ./sub && codeact run --file ../secret.txt",
+    ] {
+        let command = fill(&env, attack);
+        assert_eq!(hook(&env, &command).code(0).stderr("").stdout, denied_outside(&env.workspace()), "{command}");
+    }
+    // The program file echoes the secret in its SyntaxError: that is what is kept out.
+    if let Some(printed) = bash_prints(&env, &fill(&env, "codeact run --file {outside}/secret.txt")) {
+        assert!(printed.contains("TOP-SECRET-OUTSIDE"), "{printed}");
+    }
+}
+
+#[test]
+fn what_the_shell_expands_or_the_environment_changes_is_no_codeact_run() {
+    let env = env_with_outside();
+    for attack in [
+        "codeact run --workspace $HOME --code 1",
+        "codeact run --workspace ~ --code 1",
+        "cd ~ && codeact run --code 1",
+        "pushd / && codeact run --code 1",
+        // `*` matches the file called `--workspace=..`.
+        "codeact run --code 'print(1)' *",
+        "CODEACT_CONFIG_DIR={outside} codeact run --code 1",
+        "CODEACT_MODE=off codeact run --code 1",
+        "CODEACT_DISABLE= codeact run --code 1",
+        "env CODEACT_CONFIG_DIR={outside} codeact run --code 1",
+        "env -C / codeact run --code 1",
+    ] {
+        let command = fill(&env, attack);
+        assert_eq!(hook(&env, &command).code(0).stderr("").stdout, denied(), "{command}");
+    }
+}
+
+#[test]
+fn a_codeact_run_inside_the_project_is_still_allowed() {
+    let env = env_with_outside();
+    for command in [
+        "cd {workspace} && codeact run --code 'print(1)'",
+        "cd . && codeact run --code 'print(1)'",
+        "cd ./sub && codeact run --file prog.py",
+        "cd {workspace}/sub && codeact run --file=./prog.py",
+        "codeact run --workspace ./sub --code 'print(1)'",
+        "codeact run --workspace={workspace} --file sub/prog.py",
+        "codeact run --workspace sub/.. --code 'print(1)'",
+    ] {
+        hook(&env, &fill(&env, command)).code(0).stdout("").stderr("");
+    }
+    // With the host's project directory, a session in a subdirectory may go back to the root.
+    let workspace = env.workspace().display().to_string();
+    let env = env.env("COPILOT_PROJECT_DIR", &workspace);
+    let sub = env.workspace().join("sub");
+    for command in
+        ["cd {workspace} && codeact run --code 1", "codeact run --workspace .. --code 1", "codeact --file prog.py"]
+    {
+        let payload =
+            json!({"sessionId": "s", "cwd": sub, "toolName": "bash", "toolArgs": {"command": fill(&env, command)}});
+        env.run(&["hook", "pre-tool-use"], &payload.to_string()).code(0).stdout("").stderr("");
+    }
+    let payload = json!({"sessionId": "s", "cwd": sub, "toolName": "bash", "toolArgs": {"command": "cd .. && codeact run --code 1"}});
+    assert_eq!(
+        env.run(&["hook", "pre-tool-use"], &payload.to_string()).code(0).stdout,
+        denied_outside(&env.workspace())
+    );
 }
