@@ -5,8 +5,10 @@
 //! it names one: a session that `cd`s into a subdirectory is still in its project. Without one
 //! (an older host), it is the payload's `cwd`. The `.codeact/config.json` files below the root
 //! down to the `cwd` — or, without a host directory, above the `cwd` up to the repository root,
-//! the nearest folder holding `.git` — may only make the mode stricter, as the root's may when
-//! untrusted: a subdirectory's file cannot weaken its project's mode.
+//! the nearest folder holding `.git`, or up to the file system's root outside a repository —
+//! may only make the mode stricter, as the root's may when untrusted: a subdirectory's file
+//! cannot weaken its project's mode, and a project that is no repository is still found from
+//! its subdirectories.
 
 use std::path::{Path, PathBuf};
 
@@ -62,7 +64,7 @@ impl Project {
 
     /// The folders whose config files may tighten the mode: from the `cwd` up to the root,
     /// without it; without a host directory, from the `cwd`'s parent up to the repository
-    /// root, with it, and none when no repository holds the `cwd`.
+    /// root, with it, or up to the file system's root when no repository holds the `cwd`.
     fn nested_dirs(&self) -> Vec<PathBuf> {
         let Some(cwd) = &self.cwd else { return Vec::new() };
         if self.from_host {
@@ -80,10 +82,10 @@ impl Project {
         for dir in cwd.ancestors().skip(1).take(MAX_DEPTH) {
             dirs.push(dir.to_path_buf());
             if dir.join(".git").symlink_metadata().is_ok() {
-                return dirs;
+                break;
             }
         }
-        Vec::new()
+        dirs
     }
 }
 
@@ -127,8 +129,10 @@ mod tests {
         assert_eq!(project(&root, &root, true).nested_dirs(), Vec::<PathBuf>::new());
         // Outside the host's project, nothing below it applies.
         assert_eq!(project(&deep, &root, true).nested_dirs(), Vec::<PathBuf>::new());
-        // Without a host directory: up to the repository root, and only inside one.
-        assert_eq!(project(&deep, &deep, false).nested_dirs(), Vec::<PathBuf>::new());
+        // Without a host directory: up to the repository root, else up to the file system's.
+        let everything_above: Vec<PathBuf> = deep.ancestors().skip(1).take(MAX_DEPTH).map(Path::to_path_buf).collect();
+        assert_eq!(project(&deep, &deep, false).nested_dirs(), everything_above);
+        assert_eq!(everything_above.last().map(PathBuf::as_path), Some(Path::new("/")));
         std::fs::create_dir(root.join(".git")).unwrap();
         assert_eq!(project(&deep, &deep, false).nested_dirs(), [root.join("a"), root.clone()]);
     }

@@ -317,8 +317,8 @@ fn a_tool_argument_cannot_make_the_answer_another_hosts() {
 }
 
 /// A project's committed `{"mode": "exclusive"}` holds in its subdirectories: through the host's
-/// project directory, or without one, up to the repository root; a subdirectory's own file may
-/// only make it stricter.
+/// project directory, or without one, up to the repository root (or the file system's root
+/// outside a repository); a subdirectory's own file may only make it stricter.
 #[test]
 fn a_projects_mode_holds_whatever_subdirectory_the_call_comes_from() {
     let curl = |cwd: &std::path::Path| {
@@ -332,10 +332,11 @@ fn a_projects_mode_holds_whatever_subdirectory_the_call_comes_from() {
         reply.is_some_and(|reply| reply["hookSpecificOutput"]["permissionDecision"] == "deny")
     };
     let project = || TestEnv::new().project_config(r#"{"mode": "exclusive"}"#).file("sub/deeper/a.txt", "");
-    // The host names the project.
+    // Neither a host directory nor a repository: every folder above counts.
     let env = project();
     let sub = env.workspace().join("sub/deeper");
-    assert!(!denied(&env, &sub), "without a project directory or a repository, the subdirectory is its own");
+    assert!(denied(&env, &sub));
+    // The host names the project.
     let workspace = env.workspace().display().to_string();
     let env = env.env("CLAUDE_PROJECT_DIR", &workspace);
     assert!(denied(&env, &env.workspace()));
