@@ -7,6 +7,7 @@
 //! link could make a file the program writes part of a trusted tool.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
@@ -226,26 +227,32 @@ pub(crate) fn survey(dir: &Path) -> Result<Vec<Entry>, String> {
     let mut tools: Vec<PathBuf> =
         markdown_files(dir).into_iter().chain(super::dropin::files(&[dir.to_path_buf()])).collect();
     tools.sort();
+    let is_tool: HashSet<&PathBuf> = tools.iter().collect();
     let real_dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let mut entries: Vec<Entry> =
-        tools.iter().map(|path| Entry { path: path.clone(), role: Role::Tool, refused: None }).collect();
+    let mut others = Vec::new();
     for (path, meta) in all.into_iter().zip(metas) {
-        let is_link = meta.as_ref().is_some_and(|meta| meta.file_type().is_symlink());
-        if is_link {
+        if meta.as_ref().is_some_and(|meta| meta.file_type().is_symlink()) {
+            // A linked tool file too is listed as the link it is.
             let target = std::fs::read_link(&path).unwrap_or_default();
             let refused = link_refused(&path, &real_dir);
-            // A linked tool file is listed once, as the link it is.
-            entries.retain(|entry| entry.path != path);
-            entries.push(Entry { path, role: Role::Link(target), refused });
-        } else if tools.contains(&path) {
-            // Listed first, above.
+            others.push(Entry { path, role: Role::Link(target), refused });
+        } else if is_tool.contains(&path) {
+            // Listed first, below.
         } else if meta.is_some_and(|meta| meta.is_dir()) {
             let refused = Some("a folder too deep below the tools folder to look into".to_owned());
-            entries.push(Entry { path, role: Role::Support, refused });
+            others.push(Entry { path, role: Role::Support, refused });
         } else {
-            entries.push(Entry { path, role: Role::Support, refused: None });
+            others.push(Entry { path, role: Role::Support, refused: None });
         }
     }
+    let linked: HashSet<&PathBuf> =
+        others.iter().filter(|entry| matches!(entry.role, Role::Link(_))).map(|entry| &entry.path).collect();
+    let mut entries: Vec<Entry> = tools
+        .iter()
+        .filter(|path| !linked.contains(path))
+        .map(|path| Entry { path: path.clone(), role: Role::Tool, refused: None })
+        .collect();
+    entries.extend(others);
     Ok(entries)
 }
 
