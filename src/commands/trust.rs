@@ -61,9 +61,9 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
     if args.revoke {
         let text = if store.remove(workspace) {
             store.save().map_err(|err| anyhow!("cannot write `{}`: {err}", store.path().display()))?;
-            format!("codeact no longer trusts anything in {}\n", workspace.display())
+            format!("codeact no longer trusts anything in {}\n", quote(&workspace.to_string_lossy()))
         } else {
-            format!("nothing was trusted in {}\n", workspace.display())
+            format!("nothing was trusted in {}\n", quote(&workspace.to_string_lossy()))
         };
         output::text(&text)?;
         return Ok(exit::SUCCESS);
@@ -83,7 +83,7 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
             "nothing in {} needs trust: no MCP config files, no tool files in .codeact/tools/, an agent \
              folder's tools/ or another tools folder of the workspace, no .codeact/config.json keys that loosen \
              your settings\n",
-            workspace.display()
+            quote(&workspace.to_string_lossy())
         );
         output::text(&text)?;
         return Ok(exit::SUCCESS);
@@ -94,7 +94,7 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
     }
     store.set(workspace, approved);
     store.save().map_err(|err| anyhow!("cannot write `{}`: {err}", store.path().display()))?;
-    let mut text = format!("trusted in {}:\n", workspace.display());
+    let mut text = format!("trusted in {}:\n", quote(&workspace.to_string_lossy()));
     for item in &items {
         describe(&mut text, item);
     }
@@ -113,7 +113,7 @@ fn status(workspace: &Path, items: &[Item], approved: &Approved, as_json: bool) 
         output::json(&json!({"workspace": workspace, "items": items, "approved_but_gone": gone}))?;
         return Ok(exit::SUCCESS);
     }
-    let mut text = format!("{}\n", workspace.display());
+    let mut text = format!("{}\n", quote(&workspace.to_string_lossy()));
     if items.is_empty() {
         text.push_str("  nothing here needs trust\n");
     }
