@@ -16,7 +16,18 @@ pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// The contents of the regular file at `path`, or `None` when nothing is there. Anything else
 /// (a directory, a device, a FIFO, a socket, a file over `max_bytes`) is an error saying so.
 pub(crate) fn read(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
-    let opened = std::fs::OpenOptions::new().read(true).custom_flags(nonblocking()).open(path);
+    read_with(path, max_bytes, nonblocking(), |_| Ok(()))
+}
+
+/// [`read`] opening `path` with `flags` (which add to `O_RDONLY`), `accept` looking at the opened
+/// regular file's metadata before anything is read: a caller's further conditions on it.
+pub(crate) fn read_with(
+    path: &Path,
+    max_bytes: u64,
+    flags: i32,
+    accept: impl Fn(&std::fs::Metadata) -> io::Result<()>,
+) -> io::Result<Option<Vec<u8>>> {
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path);
     let file = match opened {
         Ok(file) => file,
         Err(err) if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
@@ -26,6 +37,7 @@ pub(crate) fn read(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
     if !meta.is_file() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
     }
+    accept(&meta)?;
     if meta.len() > max_bytes {
         return Err(too_large(max_bytes));
     }

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use super::entry::{DropIn, McpFunction, Tool};
 use super::filter::ToolFilter;
 use super::index::Catalog;
-use crate::bounded;
 use crate::mcp::Mcp;
 use crate::tools::builtin::{BUILTINS, is_reserved};
 use crate::tools::github::GITHUB_API;
@@ -139,7 +138,7 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
             .is_some_and(|rel| sources.trust.trusts(&rel, content)),
     };
     for &(dir, gate) in &folders {
-        let markdown = load::load(std::slice::from_ref(&dir.path), &|path, content| trusted(dir, gate, path, content));
+        let markdown = load::load(dir, &|path, content| trusted(dir, gate, path, content));
         building.warnings.extend(markdown.warnings);
         untrusted.extend(
             markdown.untrusted.iter().filter_map(|path| sources.workspace.and_then(|ws| project_item(ws, dir, path))),
@@ -203,8 +202,9 @@ enum Gate {
 }
 
 /// The [`Gate`] of `dir`: the user's folders are open; a workspace folder is shut by a link on
-/// the way to it, or by a support file (a helper, a cache, data) the user does not trust, and
-/// without a workspace.
+/// the way to it, by more files than [`load::survey`] looks at, by a support file (a helper, a
+/// cache, data) or a link the user does not trust or no approval can cover, and without a
+/// workspace.
 fn gate(workspace: Option<&Path>, dir: &ToolDir, trust: &Approved) -> Gate {
     let Some(workspace) = workspace.filter(|_| dir.origin == Origin::Workspace) else {
         return if dir.origin == Origin::User { Gate::User } else { Gate::Shut { why: Vec::new(), read: false } };
@@ -212,19 +212,34 @@ fn gate(workspace: Option<&Path>, dir: &ToolDir, trust: &Approved) -> Gate {
     if let Some(link) = dir.link(workspace) {
         return Gate::Shut { why: vec![format!("{link} (a symbolic link: make it a real directory)")], read: false };
     }
-    let why = folder_blocked(workspace, dir, trust);
+    let entries = match load::survey(&dir.path) {
+        Ok(entries) => entries,
+        Err(too_big) => {
+            let rel = workspace_item(workspace, &dir.path).unwrap_or_default();
+            return Gate::Shut {
+                why: vec![format!("{rel} ({too_big}: a tools folder this large is not used)")],
+                read: false,
+            };
+        }
+    };
+    let why = folder_blocked(workspace, dir, &entries, trust);
     if why.is_empty() { Gate::Trust } else { Gate::Shut { why, read: true } }
 }
 
-/// The support files of the workspace folder `dir` that the user does not trust, relative to
-/// the workspace.
-fn folder_blocked(workspace: &Path, dir: &ToolDir, trust: &Approved) -> Vec<String> {
-    load::support_files(&dir.path)
-        .into_iter()
-        .filter_map(|path| {
-            let rel = project_item(workspace, dir, &path)?;
-            let content = bounded::read(&path, bounded::MAX_FILE_BYTES).ok().flatten();
-            (!content.is_some_and(|content| trust.trusts(&rel, &content))).then_some(rel)
+/// The entries of the workspace folder `dir`, other than its regular tool files (each of which
+/// the loader checks), that the user does not trust, relative to the workspace; one that no
+/// approval can cover says why.
+fn folder_blocked(workspace: &Path, dir: &ToolDir, entries: &[load::Entry], trust: &Approved) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|entry| entry.role != load::Role::Tool)
+        .filter_map(|entry| {
+            let rel = project_item(workspace, dir, &entry.path)?;
+            match entry.content(dir) {
+                Ok(content) if trust.trusts(&rel, &content) => None,
+                Ok(_) => Some(rel),
+                Err(why) => Some(format!("{rel} ({why})")),
+            }
         })
         .collect()
 }
@@ -240,7 +255,7 @@ fn trusted_dropins(
 ) -> Vec<Source> {
     let mut kept = Vec::new();
     for path in dropin::files(std::slice::from_ref(&dir.path)) {
-        match bounded::read(&path, bounded::MAX_FILE_BYTES) {
+        match load::read_tool(dir, &path) {
             Ok(Some(content)) if trusted(&path, &content) => {
                 kept.push(Source { text: String::from_utf8_lossy(&content).into_owned(), path });
             }

@@ -16,6 +16,7 @@ use crate::output;
 use crate::program;
 use crate::render::Route;
 use crate::tools::github::Access;
+use crate::trust::quote::quote;
 
 /// How long listing every MCP server's tools and describing the drop-ins may take.
 pub(crate) const PROBE_TIME: Duration = Duration::from_secs(20);
@@ -93,14 +94,23 @@ pub(crate) fn report_untrusted(config: &Config, built: &Built) {
     report_ignored(&ignored, &config.trust_command);
 }
 
-/// One line naming `ignored`, unless it is empty, and `command`, which trusts them.
+/// The most items [`report_ignored`] names; the others are counted.
+const MAX_IGNORED_NAMED: usize = 10;
+
+/// One line naming `ignored` ([quoted](quote), the first [`MAX_IGNORED_NAMED`] of them, then
+/// how many more), unless it is empty, and `command`, which trusts them.
 pub(crate) fn report_ignored(ignored: &[String], command: &str) {
-    if !ignored.is_empty() {
-        output::warning(&format!(
-            "ignored until you trust them: {}; review and approve with `{command}`",
-            ignored.join(", ")
-        ));
+    if ignored.is_empty() {
+        return;
     }
+    let mut named: Vec<String> = ignored.iter().take(MAX_IGNORED_NAMED).map(|item| quote(item).into_owned()).collect();
+    if ignored.len() > MAX_IGNORED_NAMED {
+        named.push(format!("… and {} more", ignored.len() - MAX_IGNORED_NAMED));
+    }
+    output::warning(&format!(
+        "ignored until you trust them: {}; review and approve with `{command}`",
+        named.join(", ")
+    ));
 }
 
 /// How a model should run this codeact, as shell words: the plugin's launcher when this process

@@ -1,17 +1,22 @@
 //! `codeact trust`: show what a workspace would make codeact run, and approve that content.
 //!
 //! The items are the workspace's MCP config files (each server shown as configured, nothing
-//! expanded, with each `envFile` inside the workspace it reads: the file's path and the names
-//! of the variables it sets, never their values; the approval covers their content), the tool files and support files of every tools folder of the workspace (with the
-//! language each tool runs in, and where) — `.codeact/tools/`, an agent folder's `tools/`, the
-//! project config's `tool_dirs` and `--tools` folders inside the workspace — and its
-//! `.codeact/config.json` when that has keys that loosen the user's settings. `trust` records
-//! the digest of each as it is now, replacing what was approved before; `--status` compares;
-//! `--revoke` forgets the workspace. A tools folder reached through a symbolic link is never
-//! used, so nothing in it is listed; `trust` says so.
+//! expanded: its command line or URL and every field that reaches it — headers, `env`, `cwd`,
+//! `envFile` — and for each `envFile` inside the workspace the names of the variables it sets,
+//! never their values; the approval covers their content), the files of every tools folder of
+//! the workspace (each tool with the language it runs in, and where; links named as links) —
+//! `.codeact/tools/`, an agent folder's `tools/`, the project config's `tool_dirs` and
+//! `--tools` folders inside the workspace — and its `.codeact/config.json` when that has keys
+//! that loosen the user's settings. `trust` records the digest of each as it is now, replacing
+//! what was approved before; `--status` compares; `--revoke` forgets the workspace. A tools
+//! folder reached through a symbolic link, or too large to survey, is never used, so nothing in
+//! it is listed; `trust` says so, as it names each file no approval can cover.
+//!
+//! Everything printed that came from a file goes through [`quote`], so that the listing shows
+//! what it approves and no line of it can be forged.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Result, anyhow};
 use serde::Serialize;
@@ -24,9 +29,11 @@ use crate::config::{self, Config, Overrides};
 use crate::exit;
 use crate::mcp;
 use crate::output;
+use crate::trust::quote::quote;
 use crate::trust::{Approved, Standing, Store};
 use crate::usertools::dirs::Origin;
-use crate::usertools::{dropin, load, markdown};
+use crate::usertools::load::{self, Role};
+use crate::usertools::markdown;
 
 /// One thing in the workspace that needs the user's trust.
 #[derive(Debug, Serialize)]
@@ -54,9 +61,9 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
     if args.revoke {
         let text = if store.remove(workspace) {
             store.save().map_err(|err| anyhow!("cannot write `{}`: {err}", store.path().display()))?;
-            format!("codeact no longer trusts anything in {}\n", workspace.display())
+            format!("codeact no longer trusts anything in {}\n", quote(&workspace.to_string_lossy()))
         } else {
-            format!("nothing was trusted in {}\n", workspace.display())
+            format!("nothing was trusted in {}\n", quote(&workspace.to_string_lossy()))
         };
         output::text(&text)?;
         return Ok(exit::SUCCESS);
@@ -64,7 +71,8 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
     let (items, links) = items(&config);
     for link in &links {
         output::warning(&format!(
-            "`{link}` is a symbolic link: codeact uses no tools folder reached through one; make it a real directory"
+            "`{}` is a symbolic link: codeact uses no tools folder reached through one; make it a real directory",
+            quote(link)
         ));
     }
     if args.status {
@@ -75,7 +83,7 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
             "nothing in {} needs trust: no MCP config files, no tool files in .codeact/tools/, an agent \
              folder's tools/ or another tools folder of the workspace, no .codeact/config.json keys that loosen \
              your settings\n",
-            workspace.display()
+            quote(&workspace.to_string_lossy())
         );
         output::text(&text)?;
         return Ok(exit::SUCCESS);
@@ -86,7 +94,7 @@ pub(crate) fn run(args: &TrustArgs) -> Result<u8> {
     }
     store.set(workspace, approved);
     store.save().map_err(|err| anyhow!("cannot write `{}`: {err}", store.path().display()))?;
-    let mut text = format!("trusted in {}:\n", workspace.display());
+    let mut text = format!("trusted in {}:\n", quote(&workspace.to_string_lossy()));
     for item in &items {
         describe(&mut text, item);
     }
@@ -105,15 +113,15 @@ fn status(workspace: &Path, items: &[Item], approved: &Approved, as_json: bool) 
         output::json(&json!({"workspace": workspace, "items": items, "approved_but_gone": gone}))?;
         return Ok(exit::SUCCESS);
     }
-    let mut text = format!("{}\n", workspace.display());
+    let mut text = format!("{}\n", quote(&workspace.to_string_lossy()));
     if items.is_empty() {
         text.push_str("  nothing here needs trust\n");
     }
     for item in items {
-        let _ = writeln!(text, "  {:<22} {} ({})", item.standing.name(), item.path, item.what);
+        let _ = writeln!(text, "  {:<22} {} ({})", item.standing.name(), quote(&item.path), item.what);
     }
     for path in gone {
-        let _ = writeln!(text, "  {:<22} {path} (approved, no longer there)", "gone");
+        let _ = writeln!(text, "  {:<22} {} (approved, no longer there)", "gone", quote(path));
     }
     if items.iter().any(|item| item.standing != Standing::Trusted) {
         text.push_str("codeact ignores what is not trusted; `codeact trust` shows it and approves it.\n");
@@ -124,7 +132,7 @@ fn status(workspace: &Path, items: &[Item], approved: &Approved, as_json: bool) 
 
 /// One item as `codeact trust` lists it.
 fn describe(text: &mut String, item: &Item) {
-    let _ = writeln!(text, "  {} — {}", item.path, item.what);
+    let _ = writeln!(text, "  {} — {}", quote(&item.path), item.what);
     for detail in &item.details {
         let _ = writeln!(text, "      {detail}");
     }
@@ -144,21 +152,19 @@ fn items(config: &Config) -> (Vec<Item>, Vec<String>) {
     for rel in mcp::config::WORKSPACE_FILES {
         let Some(content) = read(&workspace.join(rel)) else { continue };
         let approval = mcp::config::approval(&content, workspace, &lookup);
-        let details = match mcp::config::preview(&content, workspace) {
+        let details = match mcp::config::preview(&content, workspace, &approval) {
             Ok(servers) if servers.is_empty() => vec!["(no servers)".to_owned()],
             Ok(servers) => servers
                 .into_iter()
-                .flat_map(|(name, shown)| {
-                    let server = match shown {
-                        Ok(shown) => format!("{name}: {shown}"),
-                        Err(why) => format!("{name}: cannot be used ({why})"),
-                    };
-                    let env_files = approval
-                        .env_files
-                        .iter()
-                        .filter(|file| file.server == name)
-                        .map(|file| format!("  envFile {}", file.summary()));
-                    std::iter::once(server).chain(env_files).collect::<Vec<_>>()
+                .flat_map(|server| match server.shown {
+                    Ok(lines) => lines
+                        .into_iter()
+                        .enumerate()
+                        .map(
+                            |(at, line)| if at == 0 { format!("{}: {line}", server.name) } else { format!("  {line}") },
+                        )
+                        .collect(),
+                    Err(why) => vec![format!("{}: cannot be used ({why})", server.name)],
                 })
                 .collect(),
             Err(why) => vec![format!("cannot be used: {why}")],
@@ -173,23 +179,41 @@ fn items(config: &Config) -> (Vec<Item>, Vec<String>) {
             links.push(link);
             continue;
         }
-        let mut files: Vec<PathBuf> = load::markdown_files(&dir.path);
-        files.extend(dropin::files(std::slice::from_ref(&dir.path)));
-        files.sort();
-        let tools = files.into_iter().map(|path| (path, None));
-        let support =
-            load::support_files(&dir.path).into_iter().map(|path| (path, Some("a file the tools may import or read")));
-        for (path, what) in tools.chain(support) {
-            let Some(rel) = project_item(workspace, dir, &path).filter(|rel| !seen.contains(rel)) else { continue };
-            let Some(content) = read(&path) else {
+        let folder = project_item(workspace, dir, &dir.path).unwrap_or_default();
+        let entries = match load::survey(&dir.path) {
+            Ok(entries) => entries,
+            Err(too_big) => {
                 output::warning(&format!(
-                    "`{rel}` cannot be trusted ({}): the tools of `{}` stay unused while it is there",
-                    unreadable_why(&path),
-                    project_item(workspace, dir, &dir.path).unwrap_or_default()
+                    "`{}` holds {too_big}: codeact uses no tools folder this large, so nothing in it is listed",
+                    quote(&folder)
                 ));
                 continue;
+            }
+        };
+        for entry in entries {
+            let Some(rel) = project_item(workspace, dir, &entry.path).filter(|rel| !seen.contains(rel)) else {
+                continue;
             };
-            let what = what.map_or_else(|| tool_kind(&path, &content), str::to_owned);
+            let content = match entry.content(dir) {
+                Ok(content) => content,
+                Err(why) => {
+                    output::warning(&format!(
+                        "`{}` cannot be trusted ({}): the tools of `{}` stay unused while it is there",
+                        quote(&rel),
+                        quote(&why),
+                        quote(&folder)
+                    ));
+                    continue;
+                }
+            };
+            let what = match &entry.role {
+                Role::Tool => tool_kind(&entry.path, &content),
+                Role::Support => "a file the tools may import or read".to_owned(),
+                Role::Link(target) => format!(
+                    "a symbolic link to `{}`, a file of the same tools folder",
+                    quote(&target.to_string_lossy())
+                ),
+            };
             seen.push(rel.clone());
             push(rel, what, Vec::new(), content);
         }
@@ -215,9 +239,10 @@ fn tool_kind(path: &Path, content: &[u8]) -> String {
     let language = match markdown::parse_file(path, &text).tool {
         Some(markdown::ToolFile::Custom(tool)) => tool.code.language,
         Some(markdown::ToolFile::Prebuilt(name)) => {
+            let shown = quote(name);
             return match markdown::prebuilt_equivalent(name) {
-                Some(ours) => format!("pre-built tool `{name}`: codeact's own `{ours}`, nothing of its own runs"),
-                None => format!("pre-built tool `{name}`, which codeact does not have: nothing runs"),
+                Some(ours) => format!("pre-built tool `{shown}`: codeact's own `{ours}`, nothing of its own runs"),
+                None => format!("pre-built tool `{shown}`, which codeact does not have: nothing runs"),
             };
         }
         None => return "Markdown tool file with problems (see `codeact check`)".to_owned(),
@@ -231,16 +256,6 @@ fn tool_kind(path: &Path, content: &[u8]) -> String {
     }
 }
 
-/// Why a file in a tools folder cannot be read for its digest.
-fn unreadable_why(path: &Path) -> &'static str {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => "a symbolic link",
-        Ok(meta) if meta.is_dir() => "a folder too deep below the tools folder to look into",
-        Ok(_) => "not a regular file codeact can read",
-        Err(_) => "gone",
-    }
-}
-
 /// `key = value` for each loosening key, as written in the file.
 fn loosening_values(content: &[u8], keys: &[&str]) -> Vec<String> {
     let parsed: serde_json::Value = serde_json::from_slice(content).unwrap_or_default();
@@ -248,7 +263,7 @@ fn loosening_values(content: &[u8], keys: &[&str]) -> Vec<String> {
         .map(|key| {
             let value = key.split('.').try_fold(&parsed, |value, part| value.get(part));
             match value {
-                Some(value) => format!("{key} = {value}"),
+                Some(value) => format!("{key} = {}", quote(&value.to_string())),
                 None => (*key).to_owned(),
             }
         })

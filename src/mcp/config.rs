@@ -27,6 +27,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::bounded;
+use crate::trust::quote::{quote, shell_word};
 use crate::trust::{Approved, Standing};
 
 /// Per-call timeout when a server does not set `timeout`.
@@ -248,28 +249,69 @@ pub(crate) fn load(
     loaded
 }
 
-/// One server as `codeact trust` shows it: its name, and its command line or URL as configured
-/// (or why it cannot be used).
-pub(crate) type Preview = (String, Result<String, String>);
+/// One server as `codeact trust` shows it: its name, and either every field of its entry that
+/// reaches it (see [`preview`]) or why it cannot be used. All repository text in it is quoted
+/// ([`quote`]), its name included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Preview {
+    pub(crate) name: String,
+    pub(crate) shown: Result<Vec<String>, String>,
+}
 
 /// Each server in a config file, shown as configured (nothing expanded), or why it cannot be
-/// used: what `codeact trust` asks the user to approve. A disabled server is shown too, since
-/// enabling it changes the file and asks again.
-pub(crate) fn preview(content: &[u8], workspace: &Path) -> Result<Vec<Preview>, String> {
+/// used: what `codeact trust` asks the user to approve. The first line is the command line or
+/// URL; then each header, each `env` variable, `cwd` and `envFile`, with its `${…}` templates,
+/// since each reaches the server: a header or a variable can carry a secret of the user's
+/// environment to it. An `envFile` inside the workspace is summed up as `approval` has it (the
+/// names it sets); one outside is said to be read as it is. A disabled server is shown too,
+/// since enabling it changes the file and asks again.
+pub(crate) fn preview(content: &[u8], workspace: &Path, approval: &Approval) -> Result<Vec<Preview>, String> {
     // Every variable "expands" to nothing: only the configured text is shown.
     let unexpanded = |_: &str| Some(String::new());
     let vars = Vars::new(workspace, &unexpanded, Mode::Preview);
     Ok(entries(content)
-        .map_err(|fault| fault.message)?
+        .map_err(|fault| quote(&fault.message).into_owned())?
         .into_iter()
         .map(|(name, entry)| {
             let disabled = matches!(disabled(&entry), Ok(true));
             let shown = server(&name, &entry, Path::new(""), &vars)
-                .map(|server| if disabled { format!("{} (disabled)", server.shown) } else { server.shown })
-                .map_err(|fault| fault.message);
-            (name, shown)
+                .map(|server| {
+                    let line = if disabled { format!("{} (disabled)", server.shown) } else { server.shown.clone() };
+                    let env_file = approval.env_files.iter().find(|file| file.server == name);
+                    std::iter::once(line).chain(fields(&entry, &server.transport, env_file)).collect()
+                })
+                .map_err(|fault| quote(&fault.message).into_owned());
+            Preview { name: quote(&name).into_owned(), shown }
         })
         .collect())
+}
+
+/// The lines for each field of a valid `entry` other than its command line or URL that reaches
+/// the server, as configured: `header NAME: VALUE`, `env NAME=VALUE`, `cwd PATH`, `envFile PATH`.
+fn fields(entry: &Value, transport: &Transport, env_file: Option<&EnvFile>) -> Vec<String> {
+    let table = |key: &str| -> Vec<(String, String)> {
+        let map = entry.get(key).and_then(Value::as_object);
+        map.into_iter()
+            .flatten()
+            .map(|(name, value)| (quote(name).into_owned(), shell_word(value.as_str().unwrap_or_default())))
+            .collect()
+    };
+    let text = |key: &str| entry.get(key).and_then(Value::as_str).map(shell_word);
+    let mut lines = Vec::new();
+    match transport {
+        Transport::Http { .. } => {
+            lines.extend(table("headers").into_iter().map(|(name, value)| format!("header {name}: {value}")));
+        }
+        Transport::Stdio { .. } => {
+            lines.extend(table("env").into_iter().map(|(name, value)| format!("env {name}={value}")));
+            lines.extend(text("cwd").map(|cwd| format!("cwd {cwd}")));
+            lines.extend(text("envFile").map(|path| match env_file {
+                Some(file) => format!("envFile {path}: {}", file.summary()),
+                None => format!("envFile {path}: outside the workspace as the environment is now: your own file, read as it is when the server starts"),
+            }));
+        }
+    }
+    lines
 }
 
 /// What the user approves of a workspace config file, and what [`load`] checks against it: one
@@ -328,25 +370,25 @@ impl EnvState {
 
 impl EnvFile {
     /// The file as `codeact trust` shows it: its path and the names of the variables it sets,
-    /// never their values.
+    /// never their values, each [quoted](quote).
     #[must_use]
     pub(crate) fn summary(&self) -> String {
-        let path = &self.path;
+        let path = quote(&self.path);
         match &self.state {
             EnvState::Read(bytes) => match std::str::from_utf8(bytes) {
                 Ok(text) => {
-                    let names: Vec<String> = dotenv(text).into_keys().collect();
+                    let names: Vec<String> = dotenv(text).into_keys().map(|name| quote(&name).into_owned()).collect();
                     if names.is_empty() {
-                        format!("`{path}`: sets no variables")
+                        format!("`{path}` sets no variables")
                     } else {
-                        format!("`{path}`: sets {}", names.join(", "))
+                        format!("`{path}` sets {}", names.join(", "))
                     }
                 }
-                Err(_) => format!("`{path}`: cannot be used (not UTF-8 text)"),
+                Err(_) => format!("`{path}` cannot be used (not UTF-8 text)"),
             },
-            EnvState::Missing => format!("`{path}`: no such file yet (adding it asks for trust again)"),
-            EnvState::Unreadable(why) => format!("`{path}`: cannot be read ({why})"),
-            EnvState::Link => format!("`{path}`: a symbolic link, never read (make it a regular file)"),
+            EnvState::Missing => format!("`{path}` is not there yet (adding it asks for trust again)"),
+            EnvState::Unreadable(why) => format!("`{path}` cannot be read ({why})"),
+            EnvState::Link => format!("`{path}` is a symbolic link, never read (make it a regular file)"),
         }
     }
 }
@@ -554,7 +596,7 @@ fn server(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) -> Result<S
     let (transport, shown) = if stdio {
         let command = string("command")?.ok_or_else(|| Fault::invalid("a stdio server needs `command`"))?;
         let args = strings("args")?.unwrap_or_default();
-        let shown = std::iter::once(command).chain(args.iter().copied()).map(quoted).collect::<Vec<_>>();
+        let shown = std::iter::once(command).chain(args.iter().copied()).map(shell_word).collect::<Vec<_>>();
         let command = expand(command)?;
         let args = args.into_iter().map(&expand).collect::<Result<_, _>>()?;
         // The file's variables first, so `env` wins.
@@ -567,7 +609,7 @@ fn server(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) -> Result<S
         (Transport::Stdio { command, args, env, cwd }, shown.join(" "))
     } else {
         let url = string("url")?.ok_or_else(|| Fault::invalid("an http server needs `url`"))?;
-        (Transport::Http { url: expand(url)?, headers: table("headers")? }, url.to_owned())
+        (Transport::Http { url: expand(url)?, headers: table("headers")? }, quote(url).into_owned())
     };
     Ok(Server {
         name: name.to_owned(),
@@ -579,12 +621,6 @@ fn server(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) -> Result<S
         tools,
         expanded: expanded.into_inner(),
     })
-}
-
-/// A word of a command line as a shell would need it written.
-fn quoted(word: &str) -> String {
-    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,${}".contains(c));
-    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', "'\\''")) }
 }
 
 fn map_strings(
@@ -888,8 +924,8 @@ mod tests {
         assert_eq!(
             files,
             [
-                found("a", ".env", "`.env`: sets A, B"),
-                found("b", "conf/later.env", "`conf/later.env`: no such file yet (adding it asks for trust again)"),
+                found("a", ".env", "`.env` sets A, B"),
+                found("b", "conf/later.env", "`conf/later.env` is not there yet (adding it asks for trust again)"),
             ]
         );
         // The same files give the same bytes; a change to one, or a new one, gives others.
@@ -924,14 +960,14 @@ mod tests {
             "folder": {"command": "x", "envFile": "conf/.env"},
             "into": {"command": "x", "envFile": into},
         });
-        let link = "a symbolic link, never read (make it a regular file)";
+        let link = "is a symbolic link, never read (make it a regular file)";
         let (_, files) = env_files_of(&ws, &servers);
         assert_eq!(
             files,
             [
-                found("file", ".env", &format!("`.env`: {link}")),
-                found("folder", "conf/.env", &format!("`conf/.env`: {link}")),
-                found("into", &into, &format!("`{into}`: {link}")),
+                found("file", ".env", &format!("`.env` {link}")),
+                found("folder", "conf/.env", &format!("`conf/.env` {link}")),
+                found("into", &into, &format!("`{into}` {link}")),
             ]
         );
         std::fs::write(ws.join(".mcp.json"), json!({"mcpServers": servers}).to_string()).unwrap();
@@ -1216,21 +1252,32 @@ mod tests {
         let content = json!({"servers": {
             "a": {"command": "run", "args": ["${env:UNSET}", "${workspaceFolder}"], "envFile": "missing.env"},
             "b": {"command": "x", "env": {"T": "${input:tok}"}},
-            "c": {"url": "https://${HOST}/mcp", "disabled": true},
+            "c": {"url": "https://${HOST}/mcp", "disabled": true, "headers": {"H": "${env:TOKEN}"}},
         }})
         .to_string();
-        let shown = preview(content.as_bytes(), Path::new("/nowhere")).unwrap();
+        let nothing = Approval { content: Vec::new(), env_files: Vec::new() };
+        let shown = preview(content.as_bytes(), Path::new("/nowhere"), &nothing).unwrap();
+        let preview = |name: &str, shown: Result<&[&str], &str>| Preview {
+            name: name.to_owned(),
+            shown: shown.map(|lines| lines.iter().map(|line| (*line).to_owned()).collect()).map_err(str::to_owned),
+        };
         assert_eq!(
             shown,
             [
-                ("a".to_owned(), Ok("run ${env:UNSET} ${workspaceFolder}".to_owned())),
-                (
-                    "b".to_owned(),
-                    Err("VS Code input variables (`${input:tok}`) are not supported: codeact cannot prompt; put the \
-                         value in an environment variable and write `${env:NAME}`"
-                        .to_owned())
+                preview(
+                    "a",
+                    Ok(&[
+                        "run ${env:UNSET} ${workspaceFolder}",
+                        "envFile missing.env: outside the workspace as the environment is now: your own file, read as \
+                         it is when the server starts",
+                    ])
                 ),
-                ("c".to_owned(), Ok("https://${HOST}/mcp (disabled)".to_owned())),
+                preview(
+                    "b",
+                    Err("VS Code input variables (`${input:tok}`) are not supported: codeact cannot prompt; put the \
+                         value in an environment variable and write `${env:NAME}`")
+                ),
+                preview("c", Ok(&["https://${HOST}/mcp (disabled)", "header H: ${env:TOKEN}"])),
             ]
         );
     }

@@ -11,6 +11,8 @@
 //! The store is only read here and written by `codeact trust`; a store that cannot be read
 //! approves nothing.
 
+pub(crate) mod quote;
+
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};

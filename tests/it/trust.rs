@@ -279,18 +279,222 @@ fn a_workspace_http_server_obeys_the_network_policy() {
     assert!(connected.is_err(), "the server was contacted: {connected:?}");
 }
 
-/// A trusted drop-in reached through a link to a file the program can edit: the worker runs
-/// the text that was trusted, and the next run sees the change.
+/// A drop-in that imports its sibling `_lib.py`, which `lib` (a function of `env`) places; the
+/// workspace also has `src/lib.py`, which the program may edit.
+fn importing_tool(lib: impl FnOnce(TestEnv) -> TestEnv) -> TestEnv {
+    let env = TestEnv::new()
+        .file(
+            ".codeact/tools/tl.py",
+            "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nimport _lib\n\ndef run():\n    return _lib.value()\n",
+        )
+        .file("src/lib.py", "def value():\n    return 'lib'\n");
+    lib(env)
+}
+
+/// What places a file of the workspace.
+type Setup = dyn FnOnce(TestEnv) -> TestEnv;
+
+/// What a program sees of `tl` after it rewrote `src/lib.py`.
+const EDIT_THEN_CALL: &str = "edit(path='src/lib.py', old_str=\"'lib'\", new_str=\"'planted'\")\ntry:\n    print(tl())\nexcept NameError:\n    print('unused')";
+
 #[test]
-fn a_python_tool_runs_the_source_that_was_trusted_not_what_its_file_holds_later() {
+fn a_file_link_out_of_a_tools_folder_keeps_its_tools_unused_even_once_trusted() {
+    let env = importing_tool(|env| env.symlink("../../src/lib.py", ".codeact/tools/_lib.py"));
+    let out = env.run(&["trust"], "").code(0);
+    assert_eq!(
+        out.stderr,
+        "warning: `.codeact/tools/_lib.py` cannot be trusted (a symbolic link out of the tools folder: make it a \
+         regular file): the tools of `.codeact/tools` stay unused while it is there\n"
+    );
+    let out = env.run_code(EDIT_THEN_CALL).code(0);
+    assert_eq!(out.stdout, "unused\n");
+    assert!(
+        out.stderr.contains(".codeact/tools/_lib.py (a symbolic link out of the tools folder: make it a regular file)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_link_swapped_in_after_trust_shuts_the_folder_though_it_leads_to_the_same_content() {
+    let env = importing_tool(|env| env.file(".codeact/tools/_lib.py", "def value():\n    return 'lib'\n")).trusted();
+    env.run_code("print(tl())").code(0).stdout("lib\n").stderr("");
+    let helper = env.workspace().join(".codeact/tools/_lib.py");
+    std::fs::remove_file(&helper).unwrap();
+    std::os::unix::fs::symlink("../../src/lib.py", &helper).unwrap();
+    assert_eq!(env.run_code(EDIT_THEN_CALL).code(0).stdout, "unused\n");
+}
+
+#[test]
+fn a_tool_file_that_is_a_link_is_never_read_through_it() {
     let env = TestEnv::new()
         .file("lib/tl.py", "def run():\n    return 'trusted'\n")
         .symlink("../../lib/tl.py", ".codeact/tools/tl.py")
         .trusted();
-    let program = "edit(path='lib/tl.py', old_str=\"'trusted'\", new_str=\"'planted'\")\nprint(tl())";
-    env.run_code(program).code(0).stdout("trusted\n");
+    let program = "edit(path='lib/tl.py', old_str=\"'trusted'\", new_str=\"'planted'\")\ntry:\n    print(tl())\nexcept NameError:\n    print('unused')";
+    let out = env.run_code(program).code(0);
+    assert_eq!(out.stdout, "unused\n");
+    assert!(out.stderr.contains(".codeact/tools/tl.py (a symbolic link out of the tools folder"), "{}", out.stderr);
+}
+
+#[test]
+fn every_way_a_tools_folder_file_could_be_another_file_keeps_the_folder_unused() {
+    let hard_link = |env: TestEnv| {
+        std::fs::create_dir_all(env.workspace().join(".codeact/tools")).unwrap();
+        std::fs::hard_link(env.workspace().join("src/lib.py"), env.workspace().join(".codeact/tools/_lib.py")).unwrap();
+        env
+    };
+    let spellings: [(&str, Box<Setup>, &str); 6] = [
+        (
+            "absolute link",
+            Box::new(|env: TestEnv| {
+                let target = env.workspace().join("src/lib.py");
+                env.symlink(target, ".codeact/tools/_lib.py")
+            }),
+            "a symbolic link out of the tools folder",
+        ),
+        (
+            "link to a link out",
+            Box::new(|env: TestEnv| {
+                env.symlink("../../src/lib.py", ".codeact/tools/_out.py").symlink("_out.py", ".codeact/tools/_lib.py")
+            }),
+            "a symbolic link out of the tools folder",
+        ),
+        (
+            "link in a package folder",
+            Box::new(|env: TestEnv| {
+                env.file(".codeact/tools/_lib.py", "from pkg.inner import value\n")
+                    .file(".codeact/tools/pkg/__init__.py", "")
+                    .symlink("../../../src/lib.py", ".codeact/tools/pkg/inner.py")
+            }),
+            "a symbolic link out of the tools folder",
+        ),
+        (
+            "link to a folder",
+            Box::new(|env: TestEnv| {
+                env.file(".codeact/tools/_lib.py", "def value():\n    return 'lib'\n")
+                    .file(".codeact/tools/sub/x.txt", "x")
+                    .symlink("sub", ".codeact/tools/data")
+            }),
+            "a symbolic link to a folder",
+        ),
+        (
+            "dangling link",
+            Box::new(|env: TestEnv| {
+                env.file(".codeact/tools/_lib.py", "def value():\n    return 'lib'\n")
+                    .symlink("../../src/later.txt", ".codeact/tools/notes.txt")
+            }),
+            "a symbolic link that leads nowhere",
+        ),
+        ("hard link", Box::new(hard_link), "a file with another hard link"),
+    ];
+    for (spelling, setup, why) in spellings {
+        let env = importing_tool(setup).trusted();
+        let out = env.run_code(EDIT_THEN_CALL).code(0);
+        assert_eq!(out.stdout, "unused\n", "{spelling}");
+        assert!(out.stderr.contains(why), "{spelling}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn a_link_to_a_file_of_the_same_tools_folder_is_approved_as_the_link_it_is() {
+    let env = importing_tool(|env| {
+        env.file(".codeact/tools/_real.py", "def value():\n    return 'real'\n")
+            .file(".codeact/tools/_other.py", "def value():\n    return 'other'\n")
+            .symlink("_real.py", ".codeact/tools/_lib.py")
+    });
+    let out = env.run(&["trust"], "").code(0);
+    assert!(
+        out.stdout
+            .contains(".codeact/tools/_lib.py — a symbolic link to `_real.py`, a file of the same tools folder\n"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stderr, "");
+    env.run_code("print(tl())").code(0).stdout("real\n").stderr("");
+    // Pointed elsewhere, even at another trusted file of the folder, the link is untrusted again.
+    let link = env.workspace().join(".codeact/tools/_lib.py");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("_other.py", &link).unwrap();
+    let out = env.run_code(EDIT_THEN_CALL).code(0);
+    assert_eq!(out.stdout, "unused\n");
+    assert!(
+        out.stderr.starts_with("warning: ignored until you trust them: .codeact/tools/_lib.py, "),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+#[ignore = "needs node (the CI machine has it)"]
+fn a_javascript_tool_cannot_require_a_linked_file_the_program_edits() {
+    let tool = "---\ntype: custom\nname: fmt\ndescription: Title case.\n---\n## Input Schema\n\n| Name | Type | Description | Required |\n|---|---|---|---|\n| `text` | `string` | The text | `true` |\n\n## Code\n\n```javascript\nconst { title } = require(\"./lib.js\");\nmodule.exports = async ({ text }) => title(text);\n```\n";
+    let env = TestEnv::new()
+        .file(".codeact/tools/fmt.md", tool)
+        .file("src/lib.js", "exports.title = (s) => s.toUpperCase();\n")
+        .symlink("../../src/lib.js", ".codeact/tools/lib.js")
+        .trusted();
+    let marker = env.outside().join("ran");
+    let program = format!(
+        "edit(path='src/lib.js', old_str='exports.title', new_str=\"require('fs').writeFileSync('{}', 'x');\\nexports.title\")\ntry:\n    print(fmt(text='after'))\nexcept NameError:\n    print('unused')",
+        marker.display()
+    );
+    assert_eq!(env.run_code(&program).code(0).stdout, "unused\n");
+    assert!(!marker.exists());
+}
+
+#[test]
+fn a_tools_folder_over_the_file_cap_stays_unused_with_one_short_message() {
+    let env = TestEnv::new().file(".codeact/tools/tl.py", "def run():\n    return 'tl'\n");
+    let data = env.workspace().join(".codeact/tools/data");
+    std::fs::create_dir_all(&data).unwrap();
+    for index in 0..10_001 {
+        std::fs::write(data.join(format!("{index}.txt")), "").unwrap();
+    }
+    let out = env.run(&["trust"], "").code(0);
+    assert_eq!(
+        out.stderr,
+        "warning: `.codeact/tools` holds more than 10000 files and folders: codeact uses no tools folder this large, \
+         so nothing in it is listed\n"
+    );
+    let out = env.run_code("try:\n    tl()\nexcept NameError:\n    print('unused')").code(0);
+    assert_eq!(out.stdout, "unused\n");
+    assert_eq!(
+        out.stderr,
+        "warning: ignored until you trust them: .codeact/tools (more than 10000 files and folders: a tools folder this \
+         large is not used); review and approve with `codeact trust`\n"
+    );
+}
+
+#[test]
+fn a_tools_folder_over_the_byte_cap_stays_unused_without_being_read() {
+    let env = TestEnv::new().file(".codeact/tools/tl.py", "def run():\n    return 'tl'\n");
+    // Sparse: its size is all that counts, and nothing of it is read.
+    let big = std::fs::File::create(env.workspace().join(".codeact/tools/model.bin")).unwrap();
+    big.set_len(65 * 1024 * 1024).unwrap();
+    let out = env.run_code("try:\n    tl()\nexcept NameError:\n    print('unused')").code(0);
+    assert_eq!(out.stdout, "unused\n");
+    assert!(
+        out.stderr.contains(".codeact/tools (more than 64 MiB of files: a tools folder this large"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn the_ignored_line_names_ten_items_and_counts_the_rest() {
+    let env = (0..25).fold(TestEnv::new(), |env, index| {
+        env.file(&format!(".codeact/tools/t{index:02}.py"), "def run():\n    return 1\n")
+    });
     let out = env.run_code("print(1)").code(0);
-    assert!(out.stderr.contains("ignored until you trust them: .codeact/tools/tl.py"), "{}", out.stderr);
+    let named: Vec<String> = (0..10).map(|index| format!(".codeact/tools/t{index:02}.py")).collect();
+    assert_eq!(
+        out.stderr,
+        format!(
+            "warning: ignored until you trust them: {}, … and 15 more; review and approve with `codeact trust`\n",
+            named.join(", ")
+        )
+    );
 }
 
 #[test]
@@ -327,4 +531,30 @@ fn a_tools_folder_that_is_a_link_counts_for_nothing() {
     let out = env.run_code("try:\n    tl()\nexcept NameError:\n    print('ignored')").code(0);
     assert_eq!(out.stdout, "ignored\n");
     assert!(out.stderr.contains(".codeact (a symbolic link: make it a real directory)"), "{}", out.stderr);
+}
+
+#[test]
+fn trust_quotes_hidden_characters_in_paths_link_targets_and_env_file_names() {
+    let env = TestEnv::new()
+        .file(".codeact/tools/notes\n  .codeact/tools/ok.md — fake.txt", "x")
+        .file(".codeact/tools/_r\u{200b}.py", "")
+        .symlink("_r\u{200b}.py", ".codeact/tools/_l\u{202e}.py")
+        .file(".mcp.json", json!({"mcpServers": {"s": {"command": "x", "envFile": ".env"}}}).to_string())
+        .file(".env", "SAFE=1\nEVIL\u{2028}NAME=2\n");
+    let out = env.run(&["trust"], "").code(0);
+    assert_eq!(
+        out.stdout.replace(&env.workspace().display().to_string(), "<ws>"),
+        "trusted in <ws>:\n  \
+         .mcp.json — MCP servers, started or contacted from this machine\n      \
+         s: x\n        \
+         envFile .env: `.env` sets $'EVIL\\u2028NAME', SAFE\n  \
+         $'.codeact/tools/_l\\u202e.py' — a symbolic link to `$'_r\\u200b.py'`, a file of the same tools folder\n  \
+         $'.codeact/tools/_r\\u200b.py' — a file the tools may import or read\n  \
+         $'.codeact/tools/notes\\n  .codeact/tools/ok.md — fake.txt' — a file the tools may import or read\n\
+         codeact uses these until one of the files changes; `codeact trust --status` compares, `codeact trust \
+         --revoke` forgets them.\n"
+    );
+    let status = env.run(&["trust", "--status"], "").code(0).stdout;
+    assert_eq!(status.lines().count(), 5, "{status}");
+    assert!(status.contains("trusted                $'.codeact/tools/_l\\u202e.py' (a symbolic link to"), "{status}");
 }
