@@ -122,6 +122,22 @@ pub(crate) struct ServeArgs {
     #[arg(long, requires = "http")]
     pub(crate) allow_remote: bool,
 
+    /// Read the token --http requires from FILE (its first line) instead of `CODEACT_MCP_TOKEN`,
+    /// e.g. `--token-file <(pass show codeact)`.
+    #[arg(long, value_name = "FILE", env = crate::env::MCP_TOKEN_FILE)]
+    pub(crate) token_file: Option<PathBuf>,
+
+    /// Serve even when the workspace is the file system's root, the home directory or a folder
+    /// above it, which are refused otherwise, however named.
+    #[arg(long)]
+    pub(crate) allow_broad_workspace: bool,
+
+    /// The most --http connections that may wait for a request's headers (or sit idle between
+    /// requests) at once; past it, the one waiting longest is closed. A quarter of them may come
+    /// from one address, except on loopback.
+    #[arg(long, value_name = "N", default_value_t = 256, hide = true, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) max_waiting_connections: u16,
+
     /// Also accept requests whose `Host` is NAME (repeatable); loopback names and the bound
     /// address are always accepted, any other is refused against DNS rebinding.
     #[arg(long = "allow-host", value_name = "NAME", requires = "http")]

@@ -42,6 +42,8 @@ pub(crate) const LAUNCHER: &str = "CODEACT_LAUNCHER";
 /// The bearer token every request to `codeact mcp serve --http` must carry; required when it
 /// binds an address other than loopback.
 pub(crate) const MCP_TOKEN: &str = "CODEACT_MCP_TOKEN";
+/// A file holding that token, read instead of [`MCP_TOKEN`] (`--token-file`).
+pub(crate) const MCP_TOKEN_FILE: &str = "CODEACT_MCP_TOKEN_FILE";
 /// Where the CPython guest is installed.
 pub(crate) const GUEST_DIR: &str = "CODEACT_GUEST_DIR";
 /// Where compiled guest components are cached.
@@ -105,6 +107,7 @@ pub const ALL: &[&str] = &[
     BIN,
     LAUNCHER,
     MCP_TOKEN,
+    MCP_TOKEN_FILE,
     GUEST_DIR,
     CACHE_DIR,
 ];
@@ -130,6 +133,7 @@ fn about(name: &str) -> String {
         BIN => "the codeact binary the plugin launcher runs".into(),
         LAUNCHER => "set by the plugin launcher: the command texts run codeact through it".into(),
         MCP_TOKEN => "bearer token `mcp serve --http` requires (with --allow-remote, 32+ characters)".into(),
+        MCP_TOKEN_FILE => "a file holding that token, read instead (`mcp serve --token-file`)".into(),
         GUEST_DIR => "where the CPython guest is installed (default $XDG_DATA_HOME/codeact/guest/…)".into(),
         CACHE_DIR => "where compiled guests are cached (default $XDG_CACHE_HOME/codeact)".into(),
         _ => String::new(),

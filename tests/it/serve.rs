@@ -47,7 +47,14 @@ impl Drop for Server {
 fn http_server(env: &TestEnv, extra: &[&str]) -> Server {
     let mut args = vec!["mcp", "serve", "--http", "127.0.0.1:0"];
     args.extend_from_slice(extra);
-    let child = env.command(&args).stdin(Stdio::null()).stderr(Stdio::piped()).spawn().expect("start the server");
+    let mut command = env.command(&args);
+    command.stdin(Stdio::null());
+    start_http(command)
+}
+
+/// Starts `command`, a `codeact mcp serve --http`, and reads the URL it announces.
+fn start_http(mut command: Command) -> Server {
+    let child = command.stderr(Stdio::piped()).spawn().expect("start the server");
     let mut server = Server { child, url: String::new() };
     let mut stderr = BufReader::new(server.child.stderr.take().expect("stderr"));
     let mut line = String::new();
@@ -376,25 +383,6 @@ fn a_token_is_required_when_set_and_a_remote_address_needs_one() {
 }
 
 #[test]
-fn the_file_system_root_or_home_is_never_the_workspace_by_default() {
-    let env = workspace();
-    for dir in [std::path::PathBuf::from("/"), env.home()] {
-        let out = env.command(&["mcp", "serve"]).current_dir(&dir).stdin(Stdio::null()).output().expect("run");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(
-            stderr.contains("every program would reach all of it") && stderr.contains("--workspace DIR"),
-            "{stderr}"
-        );
-    }
-    // Named, it is the user's choice: the server starts, and waits for a client that, here,
-    // closes its stdin at once.
-    let out = env.command(&["mcp", "serve", "--workspace", "/"]).stdin(Stdio::null()).output().expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("the MCP client did not initialize") && !stderr.contains("would reach"), "{stderr}");
-}
-
-#[test]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
 fn the_limit_variables_hold_for_every_call_as_for_codeact_run() {
     let env = workspace().env("CODEACT_MAX_OUTPUT", "1000").env("CODEACT_TIMEOUT", "1");
@@ -437,4 +425,391 @@ fn malformed_arguments_are_refused_and_a_large_program_runs() {
         assert!(said.contains(expected), "{expected}: {result}");
     }
     assert_eq!(results[6]["text"], "1\n", "{}", results[6]);
+}
+
+/// An `initialize` request, as JSON-RPC.
+fn initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    })
+}
+
+/// A `tools/call` request with `id`.
+fn tool_call(id: u64, tool: &str, arguments: Value) -> Value {
+    let mut call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool}});
+    call["params"]["arguments"] = arguments;
+    call
+}
+
+/// One stdio session of `command` (a `codeact mcp serve`): `initialize`, then each of `calls`;
+/// returns the answers by id (the `initialize` result first) and, once stdin is closed, the
+/// exit status and stderr.
+fn stdio_session(mut command: Command, calls: &[Value]) -> (Vec<Value>, Option<i32>, String) {
+    let mut child =
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start the server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut answers = Vec::new();
+    let mut send = |message: &Value| {
+        stdin.write_all(format!("{message}\n").as_bytes()).expect("write to the server");
+    };
+    send(&initialize());
+    send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for call in calls {
+        send(call);
+    }
+    while answers.len() < calls.len() + 1 {
+        let Some(Ok(line)) = lines.next() else { break };
+        let answer: Value = serde_json::from_str(&line).expect("the server writes JSON-RPC");
+        if answer.get("id").is_some() {
+            answers.push(answer);
+        }
+    }
+    drop(stdin);
+    let output = child.wait_with_output().expect("wait for the server");
+    answers.sort_by_key(|answer| answer["id"].as_u64());
+    (answers, output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// The text of a `tools/call` result.
+fn result_text(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn describe_answers_each_tool_once_and_refuses_more_names_than_there_are_tools() {
+    let env = workspace();
+    let many: Vec<&str> = std::iter::repeat_n("view", 10_000).collect();
+    let long = "x".repeat(100_000);
+    let (answers, _, _) = stdio_session(
+        env.command(&["mcp", "serve"]),
+        &[
+            tool_call(1, "describe", json!({"names": ["view", "grep", "view", "grep", "view"]})),
+            tool_call(2, "describe", json!({"names": many})),
+            tool_call(3, "describe", json!({"names": [long]})),
+            tool_call(4, "describe", json!({"names": ["view", 7]})),
+            tool_call(5, &long, json!({})),
+        ],
+    );
+    let docs: Value = serde_json::from_str(result_text(&answers[1])).expect("JSON docs");
+    let names: Vec<&str> = docs.as_array().expect("a list").iter().filter_map(|doc| doc["name"].as_str()).collect();
+    assert_eq!(names, ["view", "grep"]);
+
+    let refused = answers[2]["error"]["message"].as_str().expect("an error");
+    assert!(refused.contains("`names` lists 10000 names, and there are ") && refused.contains(" tools"), "{refused}");
+    // An unknown name is not echoed whole: the answer stays small whatever was asked.
+    let unknown = result_text(&answers[3]);
+    assert!(unknown.starts_with("no tool `xxxx") && unknown.len() < 2_000, "{} bytes", unknown.len());
+    let mixed = answers[4]["error"]["message"].as_str().expect("an error");
+    assert!(mixed.contains("`names` is a list of tool names"), "{mixed}");
+    let other = answers[5]["error"]["message"].as_str().expect("an error");
+    assert!(other.starts_with("no tool `xxxx") && other.len() < 2_000, "{} bytes", other.len());
+}
+
+/// Every way of naming the home directory, or a folder above it, or the root, that a client or a
+/// plugin might pass: each is refused with the same error, over stdio and over HTTP.
+#[test]
+fn the_root_and_home_are_refused_however_they_are_named() {
+    let env = workspace().symlink("../home", "homelink");
+    let home = env.home();
+    let link = env.workspace().join("homelink");
+    let home_text = home.display().to_string();
+    let up = format!("{}/..", home.display());
+    let named: [(&std::path::Path, &[&str]); 7] = [
+        (&home, &["--workspace", "."]),
+        (&home, &["--workspace", &home_text]),
+        (&env.workspace(), &["--workspace", "homelink"]),
+        (&env.workspace(), &["--workspace", "homelink/"]),
+        (&home, &["--workspace", &up]),
+        (std::path::Path::new("/"), &["--workspace", "//"]),
+        (std::path::Path::new("/tmp"), &["--workspace", ".."]),
+    ];
+    let refused = |command: &mut Command, what: &str| {
+        let out = command.stdin(Stdio::null()).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+        assert!(
+            stderr.contains("every program would reach all of it") && stderr.contains("--allow-broad-workspace"),
+            "{what}: {stderr}"
+        );
+    };
+    for (cwd, flags) in named {
+        for http in [false, true] {
+            let mut args = vec!["mcp", "serve"];
+            args.extend_from_slice(flags);
+            if http {
+                args.extend(["--http", "127.0.0.1:0"]);
+            }
+            refused(env.command(&args).current_dir(cwd), &format!("{args:?} in {}", cwd.display()));
+        }
+    }
+    // A `HOME` given through a symlink is still the home directory, named or not.
+    refused(env.command(&["mcp", "serve"]).env("HOME", &link).current_dir(&home), "HOME through a link");
+    refused(
+        env.command(&["mcp", "serve", "--workspace", "."]).env("HOME", &link).current_dir(&home),
+        "HOME through a link, named `.`",
+    );
+}
+
+#[test]
+fn a_refused_workspace_still_serves_a_client_every_call_answering_why() {
+    let env = workspace();
+    let mut command = env.command(&["mcp", "serve", "--workspace", ".", "--text-only"]);
+    command.current_dir(env.home());
+    let (answers, code, stderr) = stdio_session(
+        command,
+        &[tool_call(1, "run", json!({"code": "print(1)"})), tool_call(2, "describe", json!({}))],
+    );
+    let instructions = answers[0]["result"]["instructions"].as_str().expect("instructions");
+    assert!(instructions.starts_with("codeact cannot serve here: the workspace would be"), "{instructions}");
+    for answer in &answers[1..] {
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        let text = result_text(answer);
+        assert!(text.contains("every program would reach all of it\nhint: start the session in a project"), "{text}");
+    }
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.starts_with("error: the workspace would be"), "{stderr}");
+}
+
+#[test]
+fn allow_broad_workspace_serves_the_root_or_home_when_meant() {
+    let env = workspace();
+    for (cwd, workspace) in [(env.workspace(), "/"), (env.home(), ".")] {
+        let out = env
+            .command(&["mcp", "serve", "--workspace", workspace, "--allow-broad-workspace"])
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // The server starts, and waits for a client that, here, closes its stdin at once.
+        assert!(stderr.contains("the MCP client did not initialize") && !stderr.contains("would reach"), "{stderr}");
+    }
+}
+
+/// The host and port of a server's URL.
+fn authority(url: &str) -> &str {
+    url.trim_start_matches("http://").trim_end_matches("/mcp")
+}
+
+/// One HTTP/1.0 POST of `body` to `/mcp` with `headers` (so the answer ends with the
+/// connection, even an event stream); returns the status line, the session the answer names,
+/// and each JSON-RPC message of the answer.
+fn post(url: &str, headers: &[(&str, &str)], body: &Value) -> (String, Option<String>, Vec<Value>) {
+    let mut stream = send_post(url, headers, body);
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.lines().next().unwrap_or_default().to_owned();
+    let session = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id").then(|| value.trim().to_owned())
+    });
+    let messages = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .chain(serde_json::from_str(body.trim()).ok())
+        .collect();
+    (status, session, messages)
+}
+
+/// Sends a POST of `body` to `/mcp` and returns the connection, its answer unread.
+fn send_post(url: &str, headers: &[(&str, &str)], body: &Value) -> TcpStream {
+    let authority = authority(url);
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.0\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        let _ = write!(request, "{name}: {value}\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = TcpStream::connect(authority).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    stream
+}
+
+/// Opens an MCP session on the server at `url` (`headers` on every request) and returns its id.
+fn open_session(url: &str, headers: &[(&str, &str)]) -> String {
+    let (status, session, _) = post(url, headers, &initialize());
+    assert!(status.contains(" 200 "), "{status}");
+    let session = session.expect("a session id");
+    let mut with_session = headers.to_vec();
+    with_session.push(("Mcp-Session-Id", &session));
+    let (status, _, _) = post(url, &with_session, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert!(status.contains(" 202 "), "{status}");
+    session
+}
+
+/// Runs `code` with `timeout` in a new session of the server at `url`; returns its result.
+fn http_run(url: &str, headers: &[(&str, &str)], code: &str) -> Value {
+    let session = open_session(url, headers);
+    let mut with_session = headers.to_vec();
+    with_session.push(("Mcp-Session-Id", &session));
+    let (status, _, messages) = post(url, &with_session, &tool_call(1, "run", json!({"code": code, "timeout": 30})));
+    assert!(status.contains(" 200 "), "{status}");
+    messages.into_iter().find(|message| message["id"] == 1).expect("the call's answer")
+}
+
+/// On a machine where the tests run as root, who may read every process, runs `command` as
+/// another user (and lets that user into the test's folders), so that what the user's own
+/// processes may read of it is what is tested.
+fn as_a_user(env: &TestEnv, command: &mut Command) {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::process::CommandExt as _;
+    if !rustix::process::geteuid().is_root() {
+        return;
+    }
+    let mut dirs = vec![env.root()];
+    while let Some(dir) = dirs.pop() {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("open the folder");
+        for entry in std::fs::read_dir(&dir).expect("read the folder").flatten() {
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                dirs.push(entry.path());
+            }
+        }
+    }
+    command.uid(65534).gid(65534);
+}
+
+/// The review's attack: a program's `bash` reads the server's environment through `/proc`,
+/// and its memory and open files, whether the token came from the environment or, through a
+/// pipe (as `--token-file <(…)` gives it), from `--token-file`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_programs_bash_cannot_read_the_servers_token() {
+    const TOKEN: &str = "tok-0123456789abcdef0123456789abcdef-SECRET";
+    let env = workspace();
+    for from_file in [false, true] {
+        let mut command = env.command(&["mcp", "serve", "--http", "127.0.0.1:0"]);
+        command.stdin(Stdio::null());
+        let pipe = env.outside().join("token.pipe");
+        if from_file {
+            rustix::fs::mknodat(rustix::fs::CWD, &pipe, rustix::fs::FileType::Fifo, 0o666.into(), 0).expect("mkfifo");
+            command.arg("--token-file").arg(&pipe);
+        } else {
+            command.env("CODEACT_MCP_TOKEN", TOKEN);
+        }
+        as_a_user(&env, &mut command);
+        let mut child = command.stderr(Stdio::piped()).spawn().expect("start the server");
+        if from_file {
+            // Opening the pipe waits for the server to open it too.
+            std::fs::write(&pipe, format!("{TOKEN}\n")).expect("write the token");
+        }
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let server = Server { child, url: String::new() };
+        let mut line = String::new();
+        stderr.read_line(&mut line).expect("the server's URL");
+        let url = line.trim().strip_prefix("codeact: serving MCP at ").unwrap_or_else(|| panic!("{line}")).to_owned();
+        let pid = server.child.id();
+        let code = format!(
+            "r = bash(command='for f in /proc/{pid}/environ /proc/{pid}/mem /proc/{pid}/fd/0 /proc/$PPID/environ; do \
+             tr \"\\\\0\" \"\\\\n\" < $f; done; env')\nprint(r['stdout'], r['stderr'])"
+        );
+        let bearer = format!("Bearer {TOKEN}");
+        let result = http_run(&url, &[("Authorization", &bearer)], &code);
+        let text = result_text(&result);
+        assert!(text.contains(&format!("/proc/{pid}/environ: Permission denied")), "{text}");
+        assert!(!text.contains("tok-0123") && !text.contains("CODEACT_MCP_TOKEN"), "from a file: {from_file}: {text}");
+    }
+}
+
+#[test]
+fn the_token_may_come_from_a_file_named_by_flag_or_variable() {
+    let env = workspace()
+        .outside_file("token", "0123456789abcdef0123456789abcdef\nsecond line\n")
+        .outside_file("empty", "\n");
+    let file = env.outside().join("token").display().to_string();
+    let by_variable = workspace().env("CODEACT_MCP_TOKEN_FILE", &file);
+    for server in [http_server(&env, &["--token-file", &file]), http_server(&by_variable, &[])] {
+        assert!(post_initialize(&server.url, &[]).contains(" 401 "));
+        assert!(post_initialize(&server.url, &[("Authorization", "Bearer second line")]).contains(" 401 "));
+        let good = post_initialize(&server.url, &[("Authorization", "Bearer 0123456789abcdef0123456789abcdef")]);
+        assert!(good.contains(" 200 "), "{good}");
+    }
+    let empty = env.outside().join("empty").display().to_string();
+    let out = env.run(&["mcp", "serve", "--http", "127.0.0.1:0", "--token-file", &empty], "");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("holds no token on its first line"), "{}", out.stderr);
+    let out = env.run(&["mcp", "serve", "--http", "127.0.0.1:0", "--token-file", "missing"], "");
+    assert!(out.stderr.contains("failed to read the token file `missing`"), "{}", out.stderr);
+}
+
+/// Connections that never finish their headers, and connections left idle after a request, are
+/// closed oldest first past the bound, so a client that sends its request is served at once.
+#[test]
+fn connections_that_wait_for_a_request_are_bounded_and_a_client_is_still_served() {
+    let env = workspace();
+    let server = http_server(&env, &["--max-waiting-connections", "8"]);
+    let authority = authority(&server.url).to_owned();
+    let open = |request: &[u8]| {
+        let mut stream = TcpStream::connect(&authority).expect("connect");
+        stream.write_all(request).expect("send");
+        stream
+    };
+    // Idle after one answer (keep-alive), then unfinished headers: 24 in all, against a bound of 8.
+    let mut held: Vec<TcpStream> = (0..8)
+        .map(|_| {
+            let mut stream = open(format!("GET /other HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes());
+            let mut answer = [0_u8; 64];
+            let read = stream.read(&mut answer).expect("an answer");
+            assert!(String::from_utf8_lossy(&answer[..read]).starts_with("HTTP/1.1 404"));
+            stream
+        })
+        .collect();
+    held.extend((0..16).map(|_| open(format!("POST /mcp HTTP/1.1\r\nHost: {authority}\r\nX-a: b\r\n").as_bytes())));
+    let status = post_initialize(&server.url, &[]);
+    assert!(status.contains(" 200 "), "{status}");
+    // The server closed the 17 that waited longest (the client's own connection pushed out
+    // one more): reading them ends, or fails, at once. The 7 that waited least are still open,
+    // well within the header timeout.
+    for (at, stream) in held.iter_mut().enumerate() {
+        let read = if at < 17 {
+            stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+            stream.read_to_end(&mut Vec::new())
+        } else {
+            stream.set_nonblocking(true).expect("non-blocking");
+            stream.read(&mut [0_u8; 16])
+        };
+        let closed = match read {
+            Ok(_) => true,
+            Err(err) => err.kind() != std::io::ErrorKind::WouldBlock,
+        };
+        assert_eq!(closed, at < 17, "connection {at} of 24");
+    }
+}
+
+/// A client that drops its connection mid-call does not keep its program (or a slot) until the
+/// call's own timeout: the program is stopped a few seconds later, as on `DELETE /mcp`.
+#[test]
+fn a_dropped_http_clients_program_is_stopped() {
+    let env = workspace();
+    let server = http_server(&env, &[]);
+    let pid_file = env.workspace().join("sleeper.pid");
+    let session = open_session(&server.url, &[]);
+    let code = "bash(command='echo $$ > sleeper.pid; exec sleep 120', timeout=300)\nprint('finished')";
+    let call = tool_call(1, "run", json!({"code": code, "timeout": 600}));
+    let stream = send_post(&server.url, &[("Mcp-Session-Id", &session)], &call);
+    let started = std::time::Instant::now();
+    let pid = loop {
+        match std::fs::read_to_string(&pid_file) {
+            Ok(pid) if pid.ends_with('\n') => break pid,
+            _ if started.elapsed() > Duration::from_secs(60) => panic!("the program never started its command"),
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    };
+    assert!(process_alive(&pid));
+    drop(stream);
+    let dropped = std::time::Instant::now();
+    while process_alive(&pid) {
+        assert!(dropped.elapsed() < Duration::from_secs(60), "the program's command {} still runs", pid.trim());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The server goes on.
+    assert!(post_initialize(&server.url, &[]).contains(" 200 "));
 }

@@ -75,8 +75,10 @@ pub(crate) async fn run(
     command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
     command
         .arg("-")
-        // The runs' programs have no business with the token that guards the server.
+        // The runs' programs have no business with the token that guards the server, nor
+        // with where it is kept.
         .env_remove(crate::env::MCP_TOKEN)
+        .env_remove(crate::env::MCP_TOKEN_FILE)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -6,25 +6,35 @@
 //! user allowed with `--allow-host`), and a request with an `Origin` must come from one of those
 //! hosts; rmcp refuses the others with 403. An address other than loopback needs
 //! `--allow-remote`, and every request must then carry `Authorization: Bearer` with the token in
-//! `CODEACT_MCP_TOKEN`; on loopback the token is checked whenever it is set.
+//! `CODEACT_MCP_TOKEN` or `--token-file`; on loopback the token is checked whenever it is set.
+//!
+//! No token is checked before a request's headers are in, so what a client can hold without
+//! one is bounded: the connections that wait for a request ([`Waiting`]), the time its headers
+//! and its body may take. A call whose client is gone before its answer's end is told so
+//! ([`ClientGone`]), and its program stopped.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
-use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
-use hyper::body::Incoming;
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited, combinators::BoxBody};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest as _, Sha256};
 use tokio::net::TcpListener;
+use tokio_util::sync::{CancellationToken, DropGuard};
 use tower_service::Service as _;
 
+use super::waiting::{Connection, InRequest, Waiting};
 use super::{Server, announce};
 use crate::cli::ServeArgs;
 use crate::env;
@@ -38,17 +48,25 @@ const PATH: &str = "/mcp";
 /// timeout a run may have, and the time the server gives an overdue run.
 const SESSION_IDLE: Duration = Duration::from_mins(24 * 60 + 10);
 
-/// How long a client may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a client may take to send a request's headers, or leave its connection idle
+/// between requests.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client may take to send a request's body (at most 4 MiB).
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The shortest token accepted for a server other than on loopback.
 const MIN_TOKEN: usize = 32;
 
-/// The bearer token requests must carry, when there is one; refuses a remote address without
-/// `--allow-remote` or without a long enough token.
+/// The bearer token requests must carry, when there is one (from `--token-file`, else
+/// `CODEACT_MCP_TOKEN`); refuses a remote address without `--allow-remote` or without a long
+/// enough token.
 pub(super) fn token(args: &ServeArgs) -> Result<Option<String>> {
-    let token = env::var(env::MCP_TOKEN);
     let Some(addr) = args.http else { return Ok(None) };
+    let token = match &args.token_file {
+        Some(path) => Some(read_token(path)?),
+        None => env::var(env::MCP_TOKEN),
+    };
     if addr.ip().is_loopback() {
         return Ok(token);
     }
@@ -67,13 +85,29 @@ pub(super) fn token(args: &ServeArgs) -> Result<Option<String>> {
         Some(token) if token.chars().count() >= MIN_TOKEN => Ok(Some(token)),
         _ => Err(UsageError {
             message: format!(
-                "--allow-remote needs {} set to a secret of at least {MIN_TOKEN} characters",
+                "--allow-remote needs {} set to a secret of at least {MIN_TOKEN} characters, or --token-file naming one",
                 env::MCP_TOKEN
             ),
             hint: Some(Hint::new(format!("{}=$(openssl rand -hex 32)", env::MCP_TOKEN))),
         }
         .into()),
     }
+}
+
+/// The token in the first line of `path`, without its line ending and surrounding blanks.
+/// Read once, at the start: a file given as `<(command)` is then gone.
+fn read_token(path: &Path) -> Result<String> {
+    let text = std::fs::read(path).with_context(|| format!("failed to read the token file `{}`", path.display()))?;
+    let first = text.split(|byte| *byte == b'\n').next().unwrap_or_default();
+    let token = std::str::from_utf8(first).ok().map(str::trim).unwrap_or_default();
+    if token.is_empty() {
+        return Err(UsageError {
+            message: format!("the token file `{}` holds no token on its first line", path.display()),
+            hint: None,
+        }
+        .into());
+    }
+    Ok(token.to_owned())
 }
 
 /// The `Host` values accepted: loopback names and addresses, the bound address, and those the
@@ -120,6 +154,7 @@ pub(super) async fn serve(server: Server, addr: SocketAddr, args: &ServeArgs, to
         .with_allowed_origins(allowed_origins(&hosts))
         .enforce_origin_validation()
         .with_allowed_hosts(hosts);
+    let max_body = config.max_request_body_bytes;
     let mut sessions = LocalSessionManager::default();
     // A session closes after this long without an event. A call that asked for no progress
     // sends none while its program runs, so the default 5 minutes would cancel a longer run;
@@ -127,36 +162,114 @@ pub(super) async fn serve(server: Server, addr: SocketAddr, args: &ServeArgs, to
     sessions.session_config.keep_alive = Some(SESSION_IDLE);
     let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     let token = token.map(|token| Arc::new(Sha256::digest(format!("Bearer {token}").as_bytes())));
+    let waiting = Arc::new(Waiting::new(usize::from(args.max_waiting_connections)));
     announce(&format!("http://{bound}{PATH}"));
     loop {
         // Out of file descriptors, or a connection reset before it was accepted: the next one
         // may do.
-        let Ok((stream, _)) = listener.accept().await else {
+        let Ok((stream, peer)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
         // Answers are small writes: without this, Nagle's algorithm holds each back until the
         // client's delayed acknowledgement, some 40 ms.
         let _ = stream.set_nodelay(true);
+        let connection = Connection::accepted(Arc::clone(&waiting), peer.ip().to_canonical());
         let service = service.clone();
         let token = token.clone();
+        let on_request = Arc::clone(&connection);
         let handle = hyper::service::service_fn(move |request: Request<Incoming>| {
             let mut service = service.clone();
             let token = token.clone();
+            let in_request = on_request.request();
             async move {
                 if let Some(refused) = refuse(&request, token.as_deref()) {
-                    return Ok::<_, Infallible>(refused);
+                    return Ok::<_, Infallible>(refused.map(|body| Answer::new(body, in_request, None)));
                 }
-                service.call(request).await
+                let (parts, body) = request.into_parts();
+                let body = match read_body(body, max_body).await {
+                    Ok(body) => body,
+                    Err((status, why)) => return Ok(plain(status, why).map(|body| Answer::new(body, in_request, None))),
+                };
+                let mut request = Request::from_parts(parts, body);
+                // The run of a call whose client is gone is stopped (after a grace): the
+                // answer's stream, or this future, dropped before its end.
+                let gone = CancellationToken::new();
+                request.extensions_mut().insert(ClientGone(gone.clone()));
+                let unless_answered = gone.drop_guard();
+                let response = service.call(request).await?;
+                Ok(response.map(|body| Answer::new(body, in_request, Some(unless_answered))))
             }
         });
         tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
+            let served = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), handle)
-                .await;
+                .serve_connection(TokioIo::new(stream), handle);
+            tokio::select! {
+                _ = served => {}
+                () = connection.close.cancelled() => {}
+            }
+            connection.closed();
         });
+    }
+}
+
+/// Set on every request that reaches the MCP service: cancelled when its client is gone before
+/// the answer's end.
+#[derive(Debug, Clone)]
+pub(super) struct ClientGone(pub(super) CancellationToken);
+
+/// A request's body, read whole within [`BODY_TIMEOUT`] and `max` bytes; or why not, as the
+/// status and text of the answer that refuses it.
+async fn read_body(body: Incoming, max: usize) -> Result<Full<Bytes>, (StatusCode, String)> {
+    match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, max).collect()).await {
+        Ok(Ok(collected)) => Ok(Full::new(collected.to_bytes())),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => {
+            Err((StatusCode::PAYLOAD_TOO_LARGE, format!("a request's body is at most {max} bytes")))
+        }
+        Ok(Err(_)) => Err((StatusCode::BAD_REQUEST, "the request's body could not be read".to_owned())),
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            format!("a request's body must arrive within {} s", BODY_TIMEOUT.as_secs()),
+        )),
+    }
+}
+
+/// An answer's body, holding its request's place on the connection until it is dropped, and
+/// telling [`ClientGone`] unless it was sent to its end.
+struct Answer {
+    body: BoxBody<Bytes, Infallible>,
+    _request: InRequest,
+    unless_answered: Option<DropGuard>,
+}
+
+impl Answer {
+    fn new(body: BoxBody<Bytes, Infallible>, request: InRequest, unless_answered: Option<DropGuard>) -> Self {
+        Self { body, _request: request, unless_answered }
+    }
+}
+
+impl Body for Answer {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if (matches!(polled, Poll::Ready(None)) || self.body.is_end_stream())
+            && let Some(guard) = self.unless_answered.take()
+        {
+            guard.disarm();
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 

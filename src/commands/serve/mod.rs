@@ -9,10 +9,16 @@
 //!
 //! Calls from every client share [`ServeArgs::max_concurrent`] slots; a call waits for one. A
 //! call whose request carries a progress token gets a progress notification every
-//! [`PROGRESS_EVERY`] while its program runs, and `notifications/cancelled` stops its program.
+//! [`PROGRESS_EVERY`] while its program runs, and `notifications/cancelled` stops its program,
+//! as does, over HTTP, a client gone for [`GONE_GRACE`].
+//!
+//! The workspace may not be the root or hold the home directory ([`broad`]), and on Linux the
+//! server is not dumpable, so that a program's `bash` cannot read the token from `/proc`.
 
+mod broad;
 mod child;
 mod http;
+mod waiting;
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -28,15 +34,14 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
 use serde_json::{Value as Json, json};
 use tokio::sync::Semaphore;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use self::child::{Failed, Finished, Launch};
 use super::common::{self, PROBE_TIME};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::ServeArgs;
-use crate::env;
 use crate::exit::{self, UsageError};
-use crate::hint::Hint;
 use crate::limits::{self, format_seconds};
 use crate::output;
 use crate::render::{Reference, Route};
@@ -45,8 +50,15 @@ use crate::tools::github;
 /// How often a running program's call reports progress, when its client asked for progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
+/// How long a call's program goes on once its HTTP client is gone: a run about to end still
+/// ends with its report.
+const GONE_GRACE: Duration = Duration::from_secs(3);
+
 pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
-    refuse_broad_default(args)?;
+    forbid_inspection();
+    if let Some(refusal) = broad::refusal(args)? {
+        return refuse(args, refusal);
+    }
     let config = common::serve_config(&args.common, &args.tools)?;
     let backend = backend::select(config.backend)?;
     let token = http::token(args)?;
@@ -106,29 +118,38 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// Refuses to take the file system's root or the home directory as the workspace by default:
-/// some clients start their servers there (Cursor starts them in `/`), and every program would
-/// then reach everything. Named with `--workspace`, either is the user's choice.
-fn refuse_broad_default(args: &ServeArgs) -> Result<()> {
-    if args.common.workspace.is_some() {
-        return Ok(());
+/// Keeps the user's other processes out of the server's memory and environment (Linux): a
+/// program's `bash` runs as the same user, and would otherwise read the token from
+/// `/proc/<server>/environ`. What the server starts is dumpable again after its `exec`.
+#[cfg(target_os = "linux")]
+fn forbid_inspection() {
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+}
+
+/// Elsewhere a process of the same user may read the server's environment (macOS: `ps -E`);
+/// `--token-file` keeps the token out of it.
+#[cfg(not(target_os = "linux"))]
+fn forbid_inspection() {}
+
+/// A refused workspace: an error over HTTP, which a person starts; over stdio, a server whose
+/// every call says why, since a client shows a server that exits at once as merely missing.
+/// Either way the exit status is a usage error's.
+fn refuse(args: &ServeArgs, refusal: UsageError) -> Result<u8> {
+    if args.http.is_some() {
+        return Err(refusal.into());
     }
-    let cwd = std::env::current_dir().context("failed to read the current directory")?;
-    let home = env::var(env::HOME).map(std::path::PathBuf::from);
-    let broad = cwd.parent().is_none() || home.is_some_and(|home| home == cwd);
-    if !broad {
-        return Ok(());
+    let text_only = args.text_only;
+    let refusal = anyhow::Error::from(refusal);
+    output::error(&refusal);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the server's runtime")?;
+    if let Some(refusal) = refusal.downcast_ref::<UsageError>() {
+        // The client closing the connection, or never opening it, is the end either way.
+        let _ = runtime.block_on(broad::serve_refusal(refusal, text_only));
     }
-    Err(UsageError {
-        message: format!(
-            "the workspace would be `{}`, where the client started the server: every program would reach all of it",
-            cwd.display()
-        ),
-        hint: Some(Hint::new(
-            "name the project: `codeact mcp serve --workspace DIR` (`${workspaceFolder}` in VS Code and Cursor)",
-        )),
-    }
-    .into())
+    Ok(exit::USAGE)
 }
 
 /// Serves one client on stdin and stdout until it closes them.
@@ -260,9 +281,10 @@ impl ServerHandler for Server {
         match request.name.as_ref() {
             "run" => self.call_run(&arguments, context).await.map(CallToolResponse::from),
             "describe" => self.call_describe(&arguments).map(CallToolResponse::from),
-            other => {
-                Err(McpError::invalid_params(format!("no tool `{other}`: this server has `run` and `describe`"), None))
-            }
+            other => Err(McpError::invalid_params(
+                format!("no tool `{}`: this server has `run` and `describe`", clip(other)),
+                None,
+            )),
         }
     }
 }
@@ -274,7 +296,10 @@ impl Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         if let Some(unknown) = arguments.keys().find(|key| !matches!(key.as_str(), "code" | "timeout")) {
-            return Err(McpError::invalid_params(format!("`run` takes `code` and `timeout`, not `{unknown}`"), None));
+            return Err(McpError::invalid_params(
+                format!("`run` takes `code` and `timeout`, not `{}`", clip(unknown)),
+                None,
+            ));
         }
         let Some(Json::String(code)) = arguments.get("code") else {
             return Err(McpError::invalid_params("`run` needs `code`: the Python program, as a string", None));
@@ -290,7 +315,8 @@ impl Server {
             ),
             Some(_) => return Err(McpError::invalid_params("`timeout` is a number of seconds", None)),
         };
-        let cancel = context.ct.clone();
+        let cancel = context.ct.child_token();
+        let _watching = stop_when_gone(&context, &cancel);
         let _slot = tokio::select! {
             slot = self.shared.slots.acquire() => slot.map_err(|_| McpError::internal_error("the server is stopping", None))?,
             () = cancel.cancelled() => return Err(McpError::internal_error("cancelled", None)),
@@ -331,33 +357,86 @@ impl Server {
         }
     }
 
+    /// The documentation of each tool named, once, in the order first named. More names than
+    /// there are tools is refused, so an answer is never larger than all the documentation.
     fn call_describe(&self, arguments: &JsonObject) -> Result<CallToolResult, McpError> {
         if let Some(unknown) = arguments.keys().find(|key| key.as_str() != "names") {
-            return Err(McpError::invalid_params(format!("`describe` takes `names`, not `{unknown}`"), None));
+            return Err(McpError::invalid_params(format!("`describe` takes `names`, not `{}`", clip(unknown)), None));
         }
         let names: Vec<&str> = match arguments.get("names") {
             None | Some(Json::Null) => Vec::new(),
-            Some(Json::Array(items)) => items.iter().filter_map(Json::as_str).collect(),
-            Some(_) => return Err(McpError::invalid_params("`names` is a list of tool names", None)),
+            Some(Json::Array(items)) => {
+                items.iter().map(Json::as_str).collect::<Option<_>>().ok_or_else(names_are_strings)?
+            }
+            Some(_) => return Err(names_are_strings()),
         };
         if names.is_empty() {
             return Ok(CallToolResult::success(vec![ContentBlock::text(self.shared.instructions.clone())]));
         }
-        let mut found = Vec::new();
+        let docs = &self.shared.docs;
+        if names.len() > docs.len() {
+            return Err(McpError::invalid_params(
+                format!(
+                    "`names` lists {} names, and there are {} tools: name each at most once",
+                    names.len(),
+                    docs.len()
+                ),
+                None,
+            ));
+        }
+        let mut found: Vec<&Json> = Vec::new();
         for name in names {
-            let Some(doc) = self.shared.docs.iter().find(|doc| doc["name"] == name) else {
-                let known: Vec<&str> = self.shared.docs.iter().filter_map(|doc| doc["name"].as_str()).collect();
+            let Some(doc) = docs.iter().find(|doc| doc["name"] == name) else {
+                let known: Vec<&str> = docs.iter().filter_map(|doc| doc["name"].as_str()).collect();
                 return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                    "no tool `{name}`; the tools are: {}",
+                    "no tool `{}`; the tools are: {}",
+                    clip(name),
                     known.join(", ")
                 ))]));
             };
-            found.push(doc.clone());
+            if !found.iter().any(|seen| std::ptr::eq(*seen, doc)) {
+                found.push(doc);
+            }
         }
         // Compact: a model reads every byte, and Copilot CLI compacts it anyway.
         let text = serde_json::to_string(&found).unwrap_or_default();
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
+}
+
+fn names_are_strings() -> McpError {
+    McpError::invalid_params("`names` is a list of tool names", None)
+}
+
+/// A name the client sent, shortened for a message: the answer to a refused request stays
+/// small whatever the request held.
+fn clip(name: &str) -> String {
+    const KEPT: usize = 64;
+    match name.char_indices().nth(KEPT) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_owned(),
+    }
+}
+
+/// Cancels `stop` once the HTTP client of the call is gone (its connection closed before the
+/// answer's end) and [`GONE_GRACE`] has passed, so that a client that dropped its connection
+/// does not hold a slot until the run's own timeout, which may be a day. Watches until the
+/// guard it returns is dropped.
+fn stop_when_gone(context: &RequestContext<RoleServer>, stop: &CancellationToken) -> Option<DropGuard> {
+    let gone = context.extensions.get::<::http::request::Parts>()?.extensions.get::<http::ClientGone>()?.0.clone();
+    let done = CancellationToken::new();
+    let watching = done.clone();
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = watching.cancelled() => {}
+            () = async {
+                gone.cancelled().await;
+                tokio::time::sleep(GONE_GRACE).await;
+            } => stop.cancel(),
+        }
+    });
+    Some(done.drop_guard())
 }
 
 /// Says where the HTTP server listens, for the people and tests that start it.
