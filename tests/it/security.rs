@@ -203,6 +203,7 @@ fn secrets_in_the_environment_do_not_appear_in_manifests_or_errors() {
 mod exclusive;
 mod install;
 mod limits;
+mod protected;
 mod tools;
 
 /// F2: the program writes `json.py` and `traceback.py`, then calls the user's own drop-in,

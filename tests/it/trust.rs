@@ -287,7 +287,9 @@ fn a_python_tool_runs_the_source_that_was_trusted_not_what_its_file_holds_later(
         .file("lib/tl.py", "def run():\n    return 'trusted'\n")
         .symlink("../../lib/tl.py", ".codeact/tools/tl.py")
         .trusted();
-    let program = "edit(path='lib/tl.py', old_str=\"'trusted'\", new_str=\"'planted'\")\nprint(tl())";
+    // The link gives `lib/tl.py` a protected name, so only `bash` can change it during the run.
+    let program = "try:\n    edit(path='lib/tl.py', old_str=\"'trusted'\", new_str=\"'planted'\")\nexcept PermissionError:\n    \
+                   bash(command='sed -i s/trusted/planted/ lib/tl.py')\nprint(tl())";
     env.run_code(program).code(0).stdout("trusted\n");
     let out = env.run_code("print(1)").code(0);
     assert!(out.stderr.contains("ignored until you trust them: .codeact/tools/tl.py"), "{}", out.stderr);
