@@ -135,6 +135,7 @@ const RULES: &[Rule] = &[
         why: "uv, Poetry and others make the project's Python environment there",
     },
     Rule { shown: "pyvenv.cfg", names: &["pyvenv.cfg"], why: "it names the interpreter a Python environment runs" },
+    Rule { shown: "conda-meta/**", names: &["conda-meta"], why: "it makes its folder a conda environment" },
 ];
 
 /// Why a folder holding a Python environment is protected.
@@ -541,6 +542,7 @@ mod tests {
             (".direnv/python-3.12/lib/python3.12/site-packages/x.pth", "`.direnv/**`"),
             (".venv/lib/python3.12/site-packages/x.pth", "`.venv/**`"),
             ("envs/py/pyvenv.cfg", "`pyvenv.cfg`"),
+            ("envs/new/conda-meta/history", "`conda-meta/**`"),
             (".v\u{17f}code/tasks.json", "`.vscode/**`"),
             ("AGENTS.md::$DATA", "`AGENTS.md`"),
         ] {

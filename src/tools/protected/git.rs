@@ -130,7 +130,7 @@ fn values(text: &str) -> Values {
         chars.next();
         let value = value(&mut chars);
         match (section, key.as_str()) {
-            (Section::Core, "hookspath") => out.hooks.push(value),
+            (Section::Core, "hookspath") if !value.is_empty() => out.hooks.push(value),
             (Section::Include, "path") if !value.is_empty() => out.includes.push(value),
             _ => {}
         }
