@@ -321,12 +321,14 @@ impl Protected {
         }
     }
 
-    /// The targets of the links that are themselves protected, with the rule that protects them.
+    /// The targets of the links whose own names are protected, with the rule that protects
+    /// them. (A link protected only through other links is left to [`Self::rule_for`]: looking
+    /// each one up would take as long as the links are many, squared.)
     pub(crate) fn protected_targets(&self) -> Vec<(PathBuf, Hit)> {
         self.links
             .iter()
             .filter_map(|link| {
-                let hit = self.rule_for(&link.path)?;
+                let hit = self.named_rule_for(&link.path)?;
                 let rule = format!("{}, as the target of the link '{}'", hit.rule, shown(&link.path));
                 Some((link.target.clone(), Hit { rule, why: hit.why }))
             })
