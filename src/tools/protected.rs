@@ -1,18 +1,32 @@
 //! The write-protected paths: files that make the host run something or tell an agent what to
-//! do — git's config and hooks, codeact's own config and tools, MCP server lists, editor and
-//! agent settings, direnv's `.envrc` — and codeact's and Copilot's own directories when they
-//! lie in the workspace. A program may read them; `create`, `edit` and `sql` never write them,
-//! so a program cannot plant what the next run, the next `git status` or the next chat would
+//! do — git's config and hooks, codeact's own config and tools, MCP server lists, editor, dev
+//! container and agent settings, hook managers' configs, direnv's `.envrc`, Python
+//! environments — and codeact's and Copilot's own directories when they lie in the workspace.
+//! A program may read them; `create`, `edit` and `sql` never write them, so a program cannot
+//! plant what the next run, the next `git commit`, the next interpreter or the next chat would
 //! execute.
 //!
 //! The rules are matched on every write, by [`Protected::rule_for`], against the path as the
-//! program gave it and against where it really leads (symlinks inside the workspace resolved):
-//! the workspace asks before anything is written. Names are compared case-insensitively and
-//! without trailing dots and spaces, which case-insensitive and Windows file systems ignore,
-//! so `.GIT/config` is `.git/config` wherever it would be the same file. The named rules match
-//! at any depth: a subdirectory becomes a workspace of its own once it is opened as one, so
+//! program gave it, against where it really leads (symlinks inside the workspace resolved), and
+//! against every other name the workspace's symbolic links give that file: `docs/guide.md` is
+//! `AGENTS.md` too when `AGENTS.md` links to it, and `shared/vscode/tasks.json` is
+//! `.vscode/tasks.json` when `.vscode` links to `shared/vscode`. Names are folded as
+//! case-insensitive file systems fold them ([`fold`]), so `.GIT/config` and `.v\u{17f}code` are
+//! protected wherever they would be the same file. The named rules match at any depth: a
+//! subdirectory becomes a workspace of its own once it is opened as one, so
 //! `sub/.codeact/tools/x.py` is as dangerous as `.codeact/tools/x.py`.
+//!
+//! What only the workspace's contents tell — its links, the hooks folder each repository's
+//! `core.hooksPath` names ([`git`]), the folders holding a Python environment — is found by one
+//! bounded walk ([`scan`]) before the first write of a run. Past its bounds every write is
+//! refused. The program's tools cannot make a link, so the walk stays true for the run;
+//! `bash`, which is not confined, can.
 
+mod fold;
+mod git;
+pub(crate) mod scan;
+
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// A path no tool writes, and why.
@@ -20,10 +34,13 @@ use std::path::{Component, Path, PathBuf};
 struct Rule {
     /// The rule as it is shown.
     shown: &'static str,
-    /// The names it matches, each the start of a path or below any directory.
+    /// The names it matches, folded, in a row anywhere in a path; a `*` in one stands for any
+    /// run of characters.
     names: &'static [&'static str],
     why: &'static str,
 }
+
+const HOOK_MANAGER: &str = "git runs the commands it names on commit";
 
 /// Every named rule. A path is protected when its names contain a rule's names in a row.
 const RULES: &[Rule] = &[
@@ -59,7 +76,70 @@ const RULES: &[Rule] = &[
         names: &[".pre-commit-config.yaml"],
         why: "pre-commit runs the commands it names on commit",
     },
+    Rule {
+        shown: ".pre-commit-config.yml",
+        names: &[".pre-commit-config.yml"],
+        why: "pre-commit runs the commands it names on commit",
+    },
+    Rule { shown: "lefthook.*", names: &["lefthook.*"], why: HOOK_MANAGER },
+    Rule { shown: ".lefthook.*", names: &[".lefthook.*"], why: HOOK_MANAGER },
+    Rule { shown: "lefthook-local.*", names: &["lefthook-local.*"], why: HOOK_MANAGER },
+    Rule { shown: ".lefthook-local.*", names: &[".lefthook-local.*"], why: HOOK_MANAGER },
+    Rule { shown: ".lefthook/**", names: &[".lefthook"], why: "lefthook runs the scripts there on commit" },
+    Rule { shown: ".lefthook-local/**", names: &[".lefthook-local"], why: "lefthook runs the scripts there on commit" },
+    Rule {
+        shown: ".lintstagedrc*",
+        names: &[".lintstagedrc*"],
+        why: "lint-staged runs the commands it names on commit",
+    },
+    Rule {
+        shown: "lint-staged.config.*",
+        names: &["lint-staged.config.*"],
+        why: "lint-staged runs the commands it names on commit",
+    },
+    Rule {
+        shown: ".overcommit.yml",
+        names: &[".overcommit.*"],
+        why: "overcommit runs the commands it names on commit",
+    },
+    Rule { shown: "CLAUDE.local.md", names: &["claude.local.md"], why: "Claude Code reads it as instructions" },
+    Rule { shown: "GEMINI.md", names: &["gemini.md"], why: "Gemini CLI and Copilot read it as instructions" },
+    Rule { shown: ".gemini/**", names: &[".gemini"], why: "Gemini CLI runs the hooks and MCP servers set there" },
+    Rule { shown: ".codex/**", names: &[".codex"], why: "Codex CLI starts the MCP servers set there" },
+    Rule {
+        shown: ".cursor/**",
+        names: &[".cursor"],
+        why: "Cursor starts the MCP servers set there and reads the rules",
+    },
+    Rule { shown: ".cursorrules", names: &[".cursorrules"], why: "Cursor reads it as instructions" },
+    Rule { shown: ".github/skills/**", names: &[".github", "skills"], why: "Copilot loads them as skills" },
+    Rule {
+        shown: "*.code-workspace",
+        names: &["*.code-workspace"],
+        why: "VS Code runs the tasks and MCP servers set there",
+    },
+    Rule {
+        shown: ".devcontainer/**",
+        names: &[".devcontainer"],
+        why: "a dev container's `initializeCommand` runs on the host",
+    },
+    Rule {
+        shown: ".devcontainer.json",
+        names: &[".devcontainer.json"],
+        why: "a dev container's `initializeCommand` runs on the host",
+    },
+    Rule { shown: ".direnv/**", names: &[".direnv"], why: "direnv keeps the environments it activates there" },
+    Rule {
+        shown: ".venv/**",
+        names: &[".venv"],
+        why: "uv, Poetry and others make the project's Python environment there",
+    },
+    Rule { shown: "pyvenv.cfg", names: &["pyvenv.cfg"], why: "it names the interpreter a Python environment runs" },
+    Rule { shown: "conda-meta/**", names: &["conda-meta"], why: "it makes its folder a conda environment" },
 ];
+
+/// Why a folder holding a Python environment is protected.
+const PYTHON_ENV: &str = "Python runs the `.pth` files and imports the modules there when it starts from it";
 
 /// A directory of the user's, protected with everything in it while it lies in the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,18 +153,40 @@ struct OwnDir {
     why: &'static str,
 }
 
-/// The rules for one workspace: the named ones, and the user's own directories found inside it.
+/// The rules for one workspace: the named ones, the user's own directories found inside it,
+/// and what its walk found ([`Protected::add_found`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Protected {
     own: Vec<OwnDir>,
+    /// The workspace's symbolic links that stay inside it, in the order of their paths.
+    links: Vec<Link>,
+    /// The links by their targets' folded names.
+    by_target: HashMap<Vec<String>, Vec<usize>>,
+    /// Files and folders a protected link leads to, by what they are on disk: (device, inode).
+    identities: Vec<((u64, u64), Hit)>,
+    /// Why the rules are not known whole: every write is refused.
+    unknown: Option<String>,
+}
+
+/// A symbolic link and where it leads, both relative to the root.
+#[derive(Debug, Clone)]
+struct Link {
+    path: PathBuf,
+    target: PathBuf,
+    /// `target`'s folded names.
+    target_names: Vec<String>,
 }
 
 /// The rule a path breaks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hit {
     pub(crate) rule: String,
-    pub(crate) why: &'static str,
+    pub(crate) why: String,
 }
+
+/// Most names one file is looked up by, through the workspace's links; past it, the file is
+/// refused.
+const MAX_ALIASES: usize = 256;
 
 impl Protected {
     /// The rules for the workspace at `root` (canonical): the named ones, plus codeact's own
@@ -158,13 +260,161 @@ impl Protected {
         }
     }
 
-    /// The rule that protects `rel` (relative to the root, normalised), if one does.
+    /// Adds what the walk of the workspace at `root` found: Python environments, the git
+    /// directories and hooks folders of the repositories in it and of the one around it, and
+    /// its links, each with the target `resolve` gives it (`None` for one that leads outside,
+    /// where no tool writes). A walk or a git config that could not be read whole leaves the
+    /// rules unknown.
+    pub(crate) fn add_found(
+        &mut self,
+        root: &Path,
+        found: scan::Found,
+        mut resolve: impl FnMut(&Path) -> Option<PathBuf>,
+    ) {
+        self.unknown = found.incomplete;
+        for env in &found.envs {
+            self.add_own(root, &root.join(env), "a Python environment", PYTHON_ENV, false);
+        }
+        let home = crate::env::var(crate::env::HOME).map(PathBuf::from);
+        let configs = git::user_configs(home.as_deref());
+        let around = root.ancestors().skip(1).find(|dir| dir.join(".git").symlink_metadata().is_ok());
+        for worktree in found.repos.iter().map(|rel| root.join(rel)).chain(around.map(Path::to_path_buf)) {
+            match git::repo(&worktree, &configs, home.as_deref()) {
+                Ok(repo) => {
+                    for dir in repo.git_dirs.iter().map(|dir| lexical(dir)) {
+                        self.add_own(
+                            root,
+                            &dir,
+                            "a git directory",
+                            "git runs the commands its config and hooks name",
+                            false,
+                        );
+                    }
+                    for dir in repo.hooks.iter().map(|dir| lexical(dir)) {
+                        self.add_own(
+                            root,
+                            &dir,
+                            "git's hooks folder (core.hooksPath)",
+                            "git runs the hooks there",
+                            false,
+                        );
+                    }
+                }
+                Err(err) => self.unknown = Some(err),
+            }
+        }
+        let links = found.links.into_iter().filter_map(|path| {
+            let target = resolve(&path)?;
+            Some(Link { target_names: folded(&target), path, target })
+        });
+        self.add_links(links);
+    }
+
+    /// Adds links, keeping them in the order of their paths (so that a file with several
+    /// protected names is named the same way on every run) and indexed by their targets.
+    fn add_links(&mut self, links: impl IntoIterator<Item = Link>) {
+        self.links.extend(links);
+        self.links.sort_by(|a, b| a.path.cmp(&b.path));
+        self.by_target.clear();
+        for (index, link) in self.links.iter().enumerate() {
+            self.by_target.entry(link.target_names.clone()).or_default().push(index);
+        }
+    }
+
+    /// The targets of the links whose own names are protected, with the rule that protects
+    /// them. (A link protected only through other links is left to [`Self::rule_for`]: looking
+    /// each one up would take as long as the links are many, squared.)
+    pub(crate) fn protected_targets(&self) -> Vec<(PathBuf, Hit)> {
+        self.links
+            .iter()
+            .filter_map(|link| {
+                let hit = self.named_rule_for(&link.path)?;
+                let rule = format!("{}, as the target of the link '{}'", hit.rule, shown(&link.path));
+                Some((link.target.clone(), Hit { rule, why: hit.why }))
+            })
+            .collect()
+    }
+
+    /// Protects the file or folder that is `identity` on disk, wherever it is reached from.
+    pub(crate) fn add_identity(&mut self, identity: (u64, u64), hit: Hit) {
+        self.identities.push((identity, hit));
+    }
+
+    /// The rule that protects what is `identity` on disk, if one does.
+    #[must_use]
+    pub(crate) fn rule_for_identity(&self, identity: (u64, u64)) -> Option<Hit> {
+        self.identities.iter().find(|(id, _)| *id == identity).map(|(_, hit)| hit.clone())
+    }
+
+    /// The rule that protects `rel` (relative to the root, normalised), under any name the
+    /// workspace's links give it, if one does.
     #[must_use]
     pub(crate) fn rule_for(&self, rel: &Path) -> Option<Hit> {
+        if let Some(why) = &self.unknown {
+            return Some(Hit {
+                rule: "`**` (every path)".to_owned(),
+                why: format!(
+                    "{why}: too much to find every link, hooks folder and Python environment that would \
+                     make a path protected"
+                ),
+            });
+        }
+        let aliases = match self.aliases(rel) {
+            Ok(aliases) => aliases,
+            Err(hit) => return Some(hit),
+        };
+        aliases.iter().enumerate().find_map(|(at, alias)| {
+            let hit = self.named_rule_for(alias)?;
+            if at == 0 {
+                return Some(hit);
+            }
+            let rule = format!("{}, as '{}' through symbolic links", hit.rule, shown(alias));
+            Some(Hit { rule, why: hit.why })
+        })
+    }
+
+    /// `rel` and every other path that names it through the workspace's links, `rel` first. A
+    /// link is used once on the way to each name, so links that loop end.
+    fn aliases(&self, rel: &Path) -> Result<Vec<PathBuf>, Hit> {
+        let mut found: Vec<(PathBuf, Vec<String>, Vec<usize>)> = vec![(normal(rel), folded(rel), Vec::new())];
+        let mut at = 0;
+        while let Some((path, names, used)) = found.get(at).cloned() {
+            at += 1;
+            let below = (0..=names.len()).filter_map(|len| self.by_target.get(&names[..len])).flatten();
+            for &index in below {
+                let link = &self.links[index];
+                if used.contains(&index) {
+                    continue;
+                }
+                let mut alias = link.path.clone();
+                alias.extend(path.iter().skip(link.target_names.len()));
+                let alias_names = folded(&alias);
+                if found.iter().any(|(_, known, _)| *known == alias_names) {
+                    continue;
+                }
+                if found.len() >= MAX_ALIASES {
+                    return Err(Hit {
+                        rule: format!("`{}` (a file with many names)", shown(rel)),
+                        why: format!("more than {MAX_ALIASES} paths lead to it through symbolic links"),
+                    });
+                }
+                let mut chain = used.clone();
+                chain.push(index);
+                found.push((alias, alias_names, chain));
+            }
+        }
+        Ok(found.into_iter().map(|(path, _, _)| path).collect())
+    }
+
+    /// The named rule or own directory that protects `rel` as it is named.
+    fn named_rule_for(&self, rel: &Path) -> Option<Hit> {
         let names = folded(rel);
         for rule in RULES {
-            if names.windows(rule.names.len()).any(|window| window.iter().zip(rule.names).all(|(a, b)| a == b)) {
-                return Some(Hit { rule: format!("`{}`", rule.shown), why: rule.why });
+            let matched = names
+                .windows(rule.names.len())
+                .any(|window| window.iter().zip(rule.names).all(|(name, pattern)| matches(pattern, name)));
+            if matched {
+                return Some(Hit { rule: format!("`{}`", rule.shown), why: rule.why.to_owned() });
             }
         }
         self.own
@@ -173,23 +423,38 @@ impl Protected {
                 names.starts_with(&dir.names)
                     && (!dir.dot_entries || names.get(dir.names.len()).is_some_and(|name| name.starts_with('.')))
             })
-            .map(|dir| Hit { rule: format!("`{}`", dir.shown), why: dir.why })
+            .map(|dir| Hit { rule: format!("`{}`", dir.shown), why: dir.why.to_owned() })
     }
 }
 
-/// A path's names as they are compared: lowercase, without trailing dots and spaces.
+/// Whether a folded `name` matches a rule's `pattern`, in which one `*` stands for any run.
+fn matches(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        Some((head, tail)) => name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail),
+        None => pattern == name,
+    }
+}
+
+/// `path` with only its plain names.
+fn normal(path: &Path) -> PathBuf {
+    path.components().filter(|component| matches!(component, Component::Normal(_))).collect()
+}
+
+/// A relative path as messages show it.
+fn shown(path: &Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    if text.is_empty() { ".".to_owned() } else { text }
+}
+
+/// A path's names as they are compared ([`fold::fold`]).
 fn folded(path: &Path) -> Vec<String> {
     path.components()
         .filter_map(|component| match component {
-            Component::Normal(name) => Some(fold(&name.to_string_lossy())),
+            Component::Normal(name) => Some(fold::fold(&name.to_string_lossy())),
             Component::RootDir | Component::Prefix(_) => Some("/".to_owned()),
             Component::CurDir | Component::ParentDir => None,
         })
         .collect()
-}
-
-fn fold(name: &str) -> String {
-    name.to_lowercase().trim_end_matches(['.', ' ']).to_owned()
 }
 
 /// `path` with `.` and `..` resolved by name.
@@ -257,6 +522,31 @@ mod tests {
             (".claude/settings.json", "`.claude/**`"),
             (".envrc", "`.envrc`"),
             ("sub/.envrc", "`.envrc`"),
+            (".pre-commit-config.yml", "`.pre-commit-config.yml`"),
+            ("lefthook.yml", "`lefthook.*`"),
+            ("pkg/.lefthook.toml", "`.lefthook.*`"),
+            ("lefthook-local.yaml", "`lefthook-local.*`"),
+            (".lefthook/pre-commit/lint.sh", "`.lefthook/**`"),
+            (".lintstagedrc", "`.lintstagedrc*`"),
+            (".lintstagedrc.mjs", "`.lintstagedrc*`"),
+            ("lint-staged.config.cjs", "`lint-staged.config.*`"),
+            (".overcommit.yml", "`.overcommit.yml`"),
+            ("CLAUDE.local.md", "`CLAUDE.local.md`"),
+            ("docs/GEMINI.md", "`GEMINI.md`"),
+            (".gemini/settings.json", "`.gemini/**`"),
+            (".codex/config.toml", "`.codex/**`"),
+            (".cursor/mcp.json", "`.cursor/**`"),
+            (".cursorrules", "`.cursorrules`"),
+            (".github/skills/setup/SKILL.md", "`.github/skills/**`"),
+            ("team.code-workspace", "`*.code-workspace`"),
+            (".devcontainer/devcontainer.json", "`.devcontainer/**`"),
+            (".devcontainer.json", "`.devcontainer.json`"),
+            (".direnv/python-3.12/lib/python3.12/site-packages/x.pth", "`.direnv/**`"),
+            (".venv/lib/python3.12/site-packages/x.pth", "`.venv/**`"),
+            ("envs/py/pyvenv.cfg", "`pyvenv.cfg`"),
+            ("envs/new/conda-meta/history", "`conda-meta/**`"),
+            (".v\u{17f}code/tasks.json", "`.vscode/**`"),
+            ("AGENTS.md::$DATA", "`AGENTS.md`"),
         ] {
             assert_eq!(rule(&protected, path).as_deref(), Some(expected), "{path}");
         }
@@ -265,8 +555,19 @@ mod tests {
     #[test]
     fn ordinary_paths_and_near_misses_are_writable() {
         let protected = Protected::default();
-        for path in [".gitignore", ".github/workflows/ci.yml", "src/git/config", "copilot/x", ".envrc.example", "a.py"]
-        {
+        for path in [
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            "src/git/config",
+            "copilot/x",
+            ".envrc.example",
+            "a.py",
+            "internal/lefthook/run.go",
+            "src/cursor.py",
+            "notes.code-workspace.md",
+            "venv.md",
+            ".github/skills.md",
+        ] {
             assert_eq!(rule(&protected, path), None, "{path}");
         }
     }
@@ -289,5 +590,58 @@ mod tests {
         let mut elsewhere = Protected::default();
         elsewhere.add_own(&root.join("ws"), &root.join("other"), "the user config dir", "why", false);
         assert_eq!(rule(&elsewhere, "other/x"), None);
+    }
+
+    fn linked(links: &[(&str, &str)]) -> Protected {
+        let mut protected = Protected::default();
+        protected.add_links(links.iter().map(|(path, target)| Link {
+            path: PathBuf::from(path),
+            target: PathBuf::from(target),
+            target_names: folded(Path::new(target)),
+        }));
+        protected
+    }
+
+    #[test]
+    fn a_file_is_protected_under_every_name_the_links_give_it() {
+        let protected = linked(&[
+            ("CLAUDE.md", "docs/guide.md"),
+            (".vscode", "shared/vscode"),
+            (".github", "config/gh"),
+            ("config/gh/copilot-instructions.md", "docs/copilot.md"),
+            ("notes.md", "docs/notes.md"),
+        ]);
+        assert_eq!(
+            rule(&protected, "docs/guide.md").as_deref(),
+            Some("`CLAUDE.md`, as 'CLAUDE.md' through symbolic links")
+        );
+        assert_eq!(
+            rule(&protected, "shared/vscode/tasks.json").as_deref(),
+            Some("`.vscode/**`, as '.vscode/tasks.json' through symbolic links")
+        );
+        // Two links on the way: `.github` to a folder, and a file in it to another file.
+        assert_eq!(
+            rule(&protected, "docs/copilot.md").as_deref(),
+            Some("`.github/copilot-instructions.md`, as '.github/copilot-instructions.md' through symbolic links")
+        );
+        assert_eq!(rule(&protected, "docs/notes.md"), None);
+        assert_eq!(rule(&protected, "shared/other.json"), None);
+    }
+
+    #[test]
+    fn links_that_loop_end_and_protect_only_what_their_names_say() {
+        let protected = linked(&[("loop", ""), ("a/up", ""), ("b/c", "b")]);
+        assert_eq!(rule(&protected, "x.txt"), None);
+        assert_eq!(rule(&protected, "b/x.txt"), None);
+        let dot_git = linked(&[("loop", ""), (".git", "")]);
+        assert_eq!(rule(&dot_git, "x.txt").as_deref(), Some("`.git/**`, as '.git/x.txt' through symbolic links"));
+    }
+
+    #[test]
+    fn a_file_with_too_many_names_is_refused() {
+        let links: Vec<(String, &str)> = (0..MAX_ALIASES).map(|n| (format!("l{n}"), "docs/x.md")).collect();
+        let links: Vec<(&str, &str)> = links.iter().map(|(path, target)| (path.as_str(), *target)).collect();
+        assert!(rule(&linked(&links), "docs/x.md").is_some());
+        assert_eq!(rule(&linked(&links[..10]), "docs/x.md"), None);
     }
 }

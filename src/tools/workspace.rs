@@ -10,8 +10,11 @@
 //!
 //! Writes are refused, as part of the same confinement, for the write-protected paths
 //! ([`super::protected`]): [`Workspace::check_writable`] looks at the path as the program gave
-//! it and at where it really leads, and [`Workspace::create_new`] and [`Workspace::replace`]
-//! ask it before anything is written.
+//! it, at where it really leads, at the other names the workspace's links give it, and at the
+//! files and folders on its way as they are on disk (a protected link's target, by device and
+//! inode); [`Workspace::create_new`] and [`Workspace::replace`] ask it before anything is
+//! written. The rules that depend on the workspace's contents are found once, before the
+//! first write. No operation here makes a symbolic link.
 //!
 //! Two kinds of callers get more than a path. Walkers (`glob`, `grep`) get a [`WalkDir`]: a
 //! directory opened beneath the root, whose subdirectories and files are opened through it
@@ -22,12 +25,13 @@
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt, Permissions};
 
 use super::error::{ErrorKind, ToolError};
-use super::protected::Protected;
+use super::protected::{Hit, Protected, scan};
 
 mod confined;
 mod walk_dir;
@@ -41,8 +45,10 @@ pub(crate) struct Workspace {
     /// Canonical absolute root.
     root: PathBuf,
     dir: Dir,
-    /// What no tool writes here.
-    protected: Protected,
+    /// What no tool writes here, as far as the configuration tells.
+    rules: Protected,
+    /// `rules` with what the workspace's contents add, found before the first write.
+    protected: OnceLock<Protected>,
 }
 
 /// A path opened by [`Workspace::open_entry`].
@@ -81,15 +87,36 @@ impl Workspace {
     /// Opens the workspace at `root`, which must be canonical.
     pub(crate) fn open(root: &Path) -> io::Result<Self> {
         let dir = Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
-        Ok(Self { root: root.to_path_buf(), dir, protected: Protected::for_root(root) })
+        Ok(Self { root: root.to_path_buf(), dir, rules: Protected::for_root(root), protected: OnceLock::new() })
     }
 
     /// Write-protects the tools folders in `dirs` that lie in the workspace, and the packages
     /// their JavaScript tools load ([`Protected::add_tool_dir`]).
     pub(crate) fn protect_tool_dirs<'a>(&mut self, dirs: impl IntoIterator<Item = &'a Path>) {
         for dir in dirs {
-            self.protected.add_tool_dir(&self.root, dir);
+            self.rules.add_tool_dir(&self.root, dir);
         }
+        self.protected = OnceLock::new();
+    }
+
+    /// Every rule for this workspace: at the first call, the workspace is walked for what it
+    /// adds ([`Protected::add_found`]), and each protected link's target is protected by what
+    /// it is on disk as well.
+    fn protected(&self) -> &Protected {
+        self.protected.get_or_init(|| {
+            let mut protected = self.rules.clone();
+            let found = scan::scan(&self.dir, scan::BOUNDS);
+            protected.add_found(&self.root, found, |link| {
+                let link = Confined::from_normal(link.to_path_buf());
+                self.resolve_names(&link, &link).ok().map(|target| target.as_path().to_path_buf())
+            });
+            for (target, hit) in protected.protected_targets() {
+                if let Some(identity) = self.dir.metadata(&target).ok().and_then(|meta| identity(&meta)) {
+                    protected.add_identity(identity, hit);
+                }
+            }
+            protected
+        })
     }
 
     /// The canonical root.
@@ -202,17 +229,18 @@ impl Workspace {
     /// Refuses a write to `given` (as the program named it, normalised) that lands on `real`
     /// when either is write-protected ([`super::protected`]).
     pub(crate) fn check_writable(&self, given: &Confined, real: &Confined) -> Result<(), ToolError> {
+        let protected = self.protected();
         for (path, leads) in [(given, None), (real, Some(real))] {
-            if let Some(hit) = self.protected.rule_for(path.as_path()) {
-                let shown = match leads {
-                    Some(real) if real != given => format!("'{}' leads to '{}', which", given.shown(), real.shown()),
-                    _ => format!("'{}'", given.shown()),
-                };
-                return Err(ToolError::permission(format!(
-                    "{shown} is write-protected by the rule {} ({}); tools may read it but never write it \
-                     (hint: if the change is wanted, make it outside codeact)",
-                    hit.rule, hit.why
-                )));
+            if let Some(hit) = protected.rule_for(path.as_path()) {
+                return Err(refused(given, leads, &hit));
+            }
+        }
+        // What the way to `real` is on disk, itself included when it exists.
+        for on_way in real.as_path().ancestors() {
+            let on_way = if on_way.as_os_str().is_empty() { Path::new(".") } else { on_way };
+            let found = self.dir.metadata(on_way).ok().and_then(|meta| identity(&meta));
+            if let Some(hit) = found.and_then(|identity| protected.rule_for_identity(identity)) {
+                return Err(refused(given, Some(real), &hit));
             }
         }
         Ok(())
@@ -332,6 +360,33 @@ impl Workspace {
         }
         Ok(temp)
     }
+}
+
+/// A write to `given`, which lands on `leads`, refused by `hit`.
+fn refused(given: &Confined, leads: Option<&Confined>, hit: &Hit) -> ToolError {
+    let shown = match leads {
+        Some(real) if real != given => format!("'{}' leads to '{}', which", given.shown(), real.shown()),
+        _ => format!("'{}'", given.shown()),
+    };
+    ToolError::permission(format!(
+        "{shown} is write-protected by the rule {} ({}); tools may read it but never write it \
+         (hint: if the change is wanted, make it outside codeact)",
+        hit.rule, hit.why
+    ))
+}
+
+/// What a file or folder is on disk: its device and inode.
+#[cfg(unix)]
+#[expect(clippy::unnecessary_wraps, reason = "the other systems' twin has no identity to give")]
+fn identity(meta: &cap_std::fs::Metadata) -> Option<(u64, u64)> {
+    use cap_std::fs::MetadataExt as _;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// Elsewhere, files are known by path only (SECURITY.md says what that leaves).
+#[cfg(not(unix))]
+fn identity(_meta: &cap_std::fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 fn classify(meta: &cap_std::fs::Metadata) -> Entry {

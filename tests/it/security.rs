@@ -204,6 +204,7 @@ mod exclusive;
 mod hostcode;
 mod install;
 mod limits;
+mod protected;
 mod tools;
 
 /// F2: the program writes `json.py` and `traceback.py`, then calls the user's own drop-in,

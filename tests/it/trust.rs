@@ -295,7 +295,10 @@ fn importing_tool(lib: impl FnOnce(TestEnv) -> TestEnv) -> TestEnv {
 type Setup = dyn FnOnce(TestEnv) -> TestEnv;
 
 /// What a program sees of `tl` after it rewrote `src/lib.py`.
-const EDIT_THEN_CALL: &str = "edit(path='src/lib.py', old_str=\"'lib'\", new_str=\"'planted'\")\ntry:\n    print(tl())\nexcept NameError:\n    print('unused')";
+/// Changes `src/lib.py` (through `bash` when the write tools refuse it as a protected link's
+/// target), then calls the tool that imports it.
+const EDIT_THEN_CALL: &str = "try:\n    edit(path='src/lib.py', old_str=\"'lib'\", new_str=\"'planted'\")\nexcept PermissionError:\n    \
+                              bash(command='sed -i s/lib/planted/ src/lib.py')\ntry:\n    print(tl())\nexcept NameError:\n    print('unused')";
 
 #[test]
 fn a_file_link_out_of_a_tools_folder_keeps_its_tools_unused_even_once_trusted() {
@@ -331,7 +334,9 @@ fn a_tool_file_that_is_a_link_is_never_read_through_it() {
         .file("lib/tl.py", "def run():\n    return 'trusted'\n")
         .symlink("../../lib/tl.py", ".codeact/tools/tl.py")
         .trusted();
-    let program = "edit(path='lib/tl.py', old_str=\"'trusted'\", new_str=\"'planted'\")\ntry:\n    print(tl())\nexcept NameError:\n    print('unused')";
+    // The link gives `lib/tl.py` a protected name, so only `bash` can change it during the run.
+    let program = "try:\n    edit(path='lib/tl.py', old_str=\"'trusted'\", new_str=\"'planted'\")\nexcept PermissionError:\n    \
+                   bash(command='sed -i s/trusted/planted/ lib/tl.py')\ntry:\n    print(tl())\nexcept NameError:\n    print('unused')";
     let out = env.run_code(program).code(0);
     assert_eq!(out.stdout, "unused\n");
     assert!(out.stderr.contains(".codeact/tools/tl.py (a symbolic link out of the tools folder"), "{}", out.stderr);
@@ -436,7 +441,7 @@ fn a_javascript_tool_cannot_require_a_linked_file_the_program_edits() {
         .trusted();
     let marker = env.outside().join("ran");
     let program = format!(
-        "edit(path='src/lib.js', old_str='exports.title', new_str=\"require('fs').writeFileSync('{}', 'x');\\nexports.title\")\ntry:\n    print(fmt(text='after'))\nexcept NameError:\n    print('unused')",
+        "new = \"require('fs').writeFileSync('{}', 'x');\\nexports.title\"\ntry:\n    edit(path='src/lib.js', old_str='exports.title', new_str=new)\nexcept PermissionError:\n    bash(command='cp src/lib.js x.js')\n    create(path='x.js', file_text=new + ' = (s) => s;\\n')\n    bash(command='cat x.js > src/lib.js')\ntry:\n    print(fmt(text='after'))\nexcept NameError:\n    print('unused')",
         marker.display()
     );
     assert_eq!(env.run_code(&program).code(0).stdout, "unused\n");

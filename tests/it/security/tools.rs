@@ -1,4 +1,4 @@
-//! The review's findings on the built-in tools: write-protected paths (F1), the time limit
+//! The review's findings on the built-in tools: write-protected paths (F1, R8), the time limit
 //! inside one long operation (F8), path races in `sql` and `glob` (F10), `SQLite` pragmas that
 //! name a directory (F11), tool memory (F12) and ignore files above the workspace (F21).
 
@@ -37,11 +37,22 @@ const PROTECTED: &[(&str, &str)] = &[
     ("CLAUDE.md", "CLAUDE.md"),
     (".husky/pre-commit", ".husky/**"),
     (".pre-commit-config.yaml", ".pre-commit-config.yaml"),
+    ("GEMINI.md", "GEMINI.md"),
+    (".github/skills/setup/SKILL.md", ".github/skills/**"),
+    (".gemini/settings.json", ".gemini/**"),
+    (".cursor/mcp.json", ".cursor/**"),
+    (".codex/config.toml", ".codex/**"),
+    ("proj.code-workspace", "*.code-workspace"),
+    (".devcontainer/devcontainer.json", ".devcontainer/**"),
+    ("lefthook.yml", "lefthook.*"),
+    (".lintstagedrc.json", ".lintstagedrc*"),
+    (".venv/lib/python3.12/site-packages/x.pth", ".venv/**"),
+    (".direnv/python-3.12/bin/activate", ".direnv/**"),
 ];
 
 /// Runs `calls` (Python expressions) in one program and returns, for each, `["ok", result]` or
 /// `[exception type, message]`.
-fn attempts(env: &TestEnv, calls: &[String]) -> Vec<(String, String)> {
+pub(super) fn attempts(env: &TestEnv, calls: &[String]) -> Vec<(String, String)> {
     let list = calls.iter().map(|call| format!("lambda: {call}")).collect::<Vec<_>>().join(",\n    ");
     let program = format!(
         "out = []\nfor call in [\n    {list},\n]:\n    try:\n        out.append(['ok', str(call())])\n    \
@@ -58,7 +69,7 @@ fn attempts(env: &TestEnv, calls: &[String]) -> Vec<(String, String)> {
 }
 
 /// Asserts that every attempt was refused with a `PermissionError` naming `rules[i]`.
-fn assert_refused(calls: &[String], results: &[(String, String)], rules: &[&str]) {
+pub(super) fn assert_refused(calls: &[String], results: &[(String, String)], rules: &[&str]) {
     assert_eq!(results.len(), calls.len());
     for ((call, (kind, message)), rule) in calls.iter().zip(results).zip(rules) {
         assert_eq!(kind, "PermissionError", "{call}: {message}");
@@ -68,7 +79,7 @@ fn assert_refused(calls: &[String], results: &[(String, String)], rules: &[&str]
 }
 
 /// Every file under `dir`, relative to it, sorted.
-fn files_under(dir: &Path) -> Vec<String> {
+pub(super) fn files_under(dir: &Path) -> Vec<String> {
     fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let path = entry.path();
