@@ -441,7 +441,7 @@ fn a_javascript_tool_cannot_require_a_linked_file_the_program_edits() {
         .trusted();
     let marker = env.outside().join("ran");
     let program = format!(
-        "new = \"require('fs').writeFileSync('{}', 'x');\\nexports.title\"\ntry:\n    edit(path='src/lib.js', old_str='exports.title', new_str=new)\nexcept PermissionError:\n    bash(command='cp src/lib.js x.js')\n    create(path='x.js', file_text=new + ' = (s) => s;\\n')\n    bash(command='cat x.js > src/lib.js')\ntry:\n    print(fmt(text='after'))\nexcept NameError:\n    print('unused')",
+        "new = \"require('fs').writeFileSync('{}', 'x');\\nexports.title\"\ntry:\n    edit(path='src/lib.js', old_str='exports.title', new_str=new)\nexcept PermissionError:\n    create(path='x.js', file_text=new + ' = (s) => s;\\n')\n    bash(command='cat x.js > src/lib.js')\ntry:\n    print(fmt(text='after'))\nexcept NameError:\n    print('unused')",
         marker.display()
     );
     assert_eq!(env.run_code(&program).code(0).stdout, "unused\n");
