@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::mode::Mode;
-use super::payload::Host;
 use crate::bounded;
 use crate::config::PROJECT_FILE;
 use crate::env;
+use crate::hook::mode::Mode;
+use crate::hook::payload::Host;
 use crate::output;
 
 /// The most folders looked through between the `cwd` and the root.

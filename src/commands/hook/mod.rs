@@ -16,6 +16,9 @@
 //! with a slash must be absolute; a bare `codeact` is looked up on the hook's `PATH` as the
 //! shell would, and refused when a relative entry (the shell's current directory) comes first.
 
+mod confine;
+mod project;
+
 use std::cell::OnceCell;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -23,6 +26,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::json;
 
+use self::project::Project;
 use super::{common, pairing};
 use crate::backend;
 use crate::catalog::Discovery;
@@ -31,11 +35,9 @@ use crate::config::{Config, Overrides};
 use crate::copilot;
 use crate::env;
 use crate::exit;
-use crate::hook::confine;
 use crate::hook::mode::Mode;
 use crate::hook::payload::{self, Host, MAX_PAYLOAD, ToolUse};
 use crate::hook::policy::{self, Decision, Rules, Runner};
-use crate::hook::project::Project;
 use crate::hook::shell::Program;
 use crate::hook::state::{self, Session, StateDir};
 use crate::output;

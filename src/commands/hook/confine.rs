@@ -21,8 +21,8 @@ use std::path::{Component, Path};
 
 use clap::Parser as _;
 
-use super::shell::{Invocation, is_literal};
 use crate::cli::{Cli, Command, RunArgs};
+use crate::hook::shell::{Invocation, is_literal};
 
 /// Whether `run`, sent from `cwd`, keeps its workspace and its `--file` inside `root`
 /// (canonical).
