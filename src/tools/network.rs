@@ -1,6 +1,7 @@
 //! The network policy: which addresses a tool may connect to. By default only public ones:
-//! loopback, private, link-local, unique-local and cloud-metadata addresses are refused unless
-//! the configuration allows them.
+//! loopback, private, link-local, unique-local, reserved and cloud-metadata addresses are
+//! refused unless the configuration allows them, also when an IPv6 address carries one (mapped,
+//! compatible, NAT64 or 6to4).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -69,7 +70,7 @@ pub(crate) fn restricted(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => restricted_v4(v4),
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_v4(v6) {
                 return restricted_v4(v4);
             }
             let first = v6.segments()[0];
@@ -90,9 +91,28 @@ pub(crate) fn restricted(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
+/// The IPv4 address an IPv6 one leads to: mapped (`::ffff:a.b.c.d`), compatible (`::a.b.c.d`),
+/// NAT64 (`64:ff9b::/96`, `64:ff9b:1::/48`, which a NAT64 gateway forwards to that address) or
+/// 6to4 (`2002:aabb:ccdd::/48`).
+fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = v6.segments();
+    let low = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, hi, lo] | [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(low(hi, lo)),
+        // `::` and `::1` are themselves, not 0.0.0.0 and 0.0.0.1.
+        [0, 0, 0, 0, 0, 0, hi, lo] if hi != 0 => Some(low(hi, lo)),
+        [0x64, 0xff9b, 1, ..] => Some(low(s[6], s[7])),
+        [0x2002, hi, lo, ..] => Some(low(hi, lo)),
+        _ => None,
+    }
+}
+
 fn restricted_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let [a, b, ..] = ip.octets();
-    if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
+    // AWS, Alibaba and Azure's (the WireServer, which also hands out a VM's settings).
+    let metadata =
+        [Ipv4Addr::new(169, 254, 169, 254), Ipv4Addr::new(100, 100, 100, 200), Ipv4Addr::new(168, 63, 129, 16)];
+    if metadata.contains(&ip) {
         Some("cloud metadata")
     } else if ip.is_loopback() {
         Some("loopback")
@@ -102,7 +122,10 @@ fn restricted_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("link-local")
     } else if a == 100 && (64..128).contains(&b) {
         Some("shared (carrier-grade NAT)")
-    } else if ip.is_unspecified() || a == 0 || ip.is_broadcast() || ip.is_multicast() {
+    } else if a == 198 && (18..20).contains(&b) {
+        // Benchmarking networks, which proxies with "fake IP" DNS hand out for any name.
+        Some("benchmarking")
+    } else if ip.is_unspecified() || a == 0 || a >= 240 || ip.is_broadcast() || ip.is_multicast() {
         Some("reserved")
     } else {
         None
@@ -129,10 +152,22 @@ mod tests {
             ("fc00::1", "unique-local"),
             ("fe80::1", "link-local"),
             ("::ffff:10.0.0.1", "private"),
+            ("168.63.129.16", "cloud metadata"),
+            ("198.18.0.1", "benchmarking"),
+            ("198.19.255.254", "benchmarking"),
+            ("240.0.0.1", "reserved"),
+            ("::127.0.0.1", "loopback"),
+            ("64:ff9b::10.0.0.1", "private"),
+            ("64:ff9b::169.254.169.254", "cloud metadata"),
+            ("64:ff9b:1::7f00:1", "loopback"),
+            ("2002:c0a8:101::1", "private"),
+            ("2002:a9fe:a9fe::", "cloud metadata"),
         ] {
             assert_eq!(restricted(ip.parse().unwrap()), Some(kind), "{ip}");
         }
-        assert_eq!(restricted("93.184.216.34".parse().unwrap()), None);
+        for public in ["93.184.216.34", "198.20.0.1", "64:ff9b::5db8:d822", "2606:4700::1111", "2002:5db8:d822::1"] {
+            assert_eq!(restricted(public.parse().unwrap()), None, "{public}");
+        }
     }
 
     #[test]

@@ -157,6 +157,9 @@ struct OwnDir {
 /// and what its walk found ([`Protected::add_found`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Protected {
+    /// The folded names of the workspace's own path: a workspace that is itself a protected
+    /// folder (`.git`, `.codeact`, a hooks folder's parent…) or lies in one is protected whole.
+    root_names: Vec<String>,
     own: Vec<OwnDir>,
     /// The workspace's symbolic links that stay inside it, in the order of their paths.
     links: Vec<Link>,
@@ -206,7 +209,7 @@ impl Protected {
                 "Copilot loads global instructions, agents and settings from there",
             ),
         ];
-        let mut protected = Self::default();
+        let mut protected = Self { root_names: folded(root), ..Self::default() };
         for (dir, what, why) in own {
             if let Some(dir) = dir {
                 protected.add_own(root, &dir, what, why, false);
@@ -241,10 +244,14 @@ impl Protected {
         let root_names = folded(root);
         for candidate in [lexical(&given), real(&given)] {
             let names = folded(&candidate);
-            let inside = if names.starts_with(&root_names) {
-                names[root_names.len()..].to_vec()
-            } else if root_names.starts_with(&names) && !dot_entries {
-                Vec::new()
+            let (inside, dot_entries) = if names.starts_with(&root_names) {
+                (names[root_names.len()..].to_vec(), dot_entries)
+            } else if root_names.starts_with(&names)
+                && (!dot_entries || root_names.get(names.len()).is_some_and(|name| name.starts_with('.')))
+            {
+                // The workspace lies in the folder (for the home directory: in one of its
+                // dot-folders): all of it is protected.
+                (Vec::new(), false)
             } else {
                 continue;
             };
@@ -406,11 +413,14 @@ impl Protected {
         Ok(found.into_iter().map(|(path, _, _)| path).collect())
     }
 
-    /// The named rule or own directory that protects `rel` as it is named.
+    /// The named rule or own directory that protects `rel` as it is named. The named rules
+    /// match the whole path, the workspace's own included: a program run with `.git` or
+    /// `.codeact` as its workspace must not find their files unprotected.
     fn named_rule_for(&self, rel: &Path) -> Option<Hit> {
         let names = folded(rel);
+        let whole = [self.root_names.as_slice(), names.as_slice()].concat();
         for rule in RULES {
-            let matched = names
+            let matched = whole
                 .windows(rule.names.len())
                 .any(|window| window.iter().zip(rule.names).all(|(name, pattern)| matches(pattern, name)));
             if matched {

@@ -99,12 +99,7 @@ fn pre_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::V
         return Ok(None);
     }
     let command = shell_command(&config);
-    let rules = Rules {
-        mode: config.mode,
-        nudge_after: config.nudge_after,
-        runner: runner(command.as_deref()),
-        root: &project.root,
-    };
+    let rules = rules(&config, command.as_deref(), &project);
     let state = session_state(&call)?;
     let session = state.as_ref().map_or_else(Session::default, |(dir, id)| dir.read(id));
     let (decision, next) = policy::decide(rules, classify(&call, &project), session, &call);
@@ -122,12 +117,7 @@ fn post_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::
     }
     let Some(state) = session_state(&call)? else { return Ok(None) };
     let command = shell_command(&config);
-    let rules = Rules {
-        mode: config.mode,
-        nudge_after: config.nudge_after,
-        runner: runner(command.as_deref()),
-        root: &project.root,
-    };
+    let rules = rules(&config, command.as_deref(), &project);
     let session = state.0.read(state.1);
     let (advice, next) = policy::advise(rules, classify(&call, &project), session);
     save(Some(&state), session, next)?;
@@ -170,6 +160,12 @@ fn shell_command(config: &Config) -> Option<String> {
 /// How a model is told to run a program: the shell `command`, or codeact's MCP `run` tool.
 fn runner(command: Option<&str>) -> Runner<'_> {
     command.map_or(Runner::Mcp, Runner::Shell)
+}
+
+/// What the policy goes by: `config`'s mode, the way a model runs a program (`command`, the
+/// shell's, or the MCP server's `run` without one), and `project`'s root.
+fn rules<'a>(config: &Config, command: Option<&'a str>, project: &'a Project) -> Rules<'a> {
+    Rules { mode: config.mode, nudge_after: config.nudge_after, runner: runner(command), root: &project.root }
 }
 
 /// An answer in the form `host` reads: Claude Code wants it in `hookSpecificOutput`, with the

@@ -258,3 +258,38 @@ fn a_workspace_too_deep_to_walk_refuses_every_write() {
     assert!(message.contains("the workspace is more than 128 folders deep"), "{message}");
     assert!(!env.workspace().join("notes.txt").exists());
 }
+
+/// A workspace that is itself a protected folder, or lies in one, is protected whole: running
+/// codeact with `--workspace .git` (or `cd .codeact && codeact run`) must not make their
+/// files writable, and a workspace in a dot-folder of the home directory neither.
+#[test]
+fn a_workspace_inside_a_protected_folder_is_protected_whole() {
+    let env = TestEnv::new()
+        .file(".git/config", "[core]\n")
+        .file(".codeact/config.json", "{\"mode\": \"exclusive\"}\n")
+        .file(".github/hooks/hooks.json", "{}\n")
+        .file(".venv/lib/site.py", "")
+        .file("home/.ssh/config", "");
+    for (inside, file) in [
+        (".git", "config.new"),
+        (".git/hooks", "pre-commit"),
+        (".codeact", "tools/x.py"),
+        (".github", "hooks/more.json"),
+        (".github/hooks", "new.json"),
+        (".venv/lib", "zz.pth"),
+        ("home/.ssh", "authorized_keys"),
+    ] {
+        let workspace = env.workspace().join(inside);
+        std::fs::create_dir_all(&workspace).unwrap();
+        let home = env.workspace().join("home").display().to_string();
+        let out = env
+            .command(&["run", "--workspace", &workspace.display().to_string(), "--code"])
+            .arg(format!("create(path='{file}', file_text='x')"))
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("PermissionError: "), "{inside}/{file} was written: {stderr}");
+        assert!(!workspace.join(file).exists(), "{inside}/{file}");
+    }
+}
