@@ -90,6 +90,22 @@ pub(crate) fn child_path(workspace: &Path) -> std::ffi::OsString {
     std::env::var_os("PATH").map(|value| program::child_path(&value, Some(workspace))).unwrap_or_default()
 }
 
+/// The variables that list where interpreters look for code, `PATH`-like: an empty or relative
+/// entry is the working directory, which for a tool is the workspace.
+const SEARCH_PATHS: [&str; 6] = ["PATH", "PYTHONPATH", "NODE_PATH", "PERL5LIB", "RUBYLIB", "CLASSPATH"];
+
+/// Each of [`SEARCH_PATHS`] codeact has, for a child that inherits codeact's environment and
+/// works in `workspace`: kept to its absolute entries outside the workspace, `None` (to remove)
+/// when none is left.
+pub(crate) fn confined_search_paths(
+    workspace: &Path,
+) -> impl Iterator<Item = (&'static str, Option<std::ffi::OsString>)> {
+    SEARCH_PATHS.into_iter().filter_map(move |name| {
+        let kept = program::child_path(&std::env::var_os(name)?, Some(workspace));
+        Some((name, (!kept.is_empty() || name == "PATH").then_some(kept)))
+    })
+}
+
 /// Every `CODEACT_*` variable, for `--help` and the README.
 pub const ALL: &[&str] = &[
     BACKEND,

@@ -82,7 +82,7 @@ fn search(
     }
     let workspace = workspace.map(Place::new);
     for dir in path.into_iter().flat_map(std::env::split_paths) {
-        if !dir.is_absolute() {
+        if !is_fixed(&dir) {
             if relative == Relative::Stop {
                 return Err(not_found);
             }
@@ -109,10 +109,18 @@ fn search(
 pub(crate) fn child_path(path: &OsStr, workspace: Option<&Path>) -> OsString {
     let workspace = workspace.map(Place::new);
     let kept: Vec<PathBuf> = std::env::split_paths(path)
-        .filter(|dir| dir.is_absolute())
+        .filter(|dir| is_fixed(dir))
         .filter(|dir| workspace.as_ref().is_none_or(|workspace| !workspace.holds(dir)))
         .collect();
     std::env::join_paths(kept).unwrap_or_default()
+}
+
+/// Whether `dir` names the same folder for every process: an absolute path, and not one of the
+/// kernel's per-process folders (`/proc/self/cwd` is each process's working directory, `/dev/fd`
+/// its open files), which are relative entries in disguise.
+#[must_use]
+pub(crate) fn is_fixed(dir: &Path) -> bool {
+    dir.is_absolute() && !["/proc", "/dev/fd"].iter().any(|special| dir.starts_with(special))
 }
 
 /// Whether `path` is a regular file (after links) that someone may execute.
@@ -256,7 +264,7 @@ mod tests {
             workspace.join("missing").display()
         ));
         assert_eq!(child_path(&path, Some(&workspace)), outside.as_os_str());
-        let path = OsString::from(format!("{}:.", outside.display()));
+        let path = OsString::from(format!("{}:.:/proc/self/cwd/bin:/proc/1/cwd:/dev/fd/3", outside.display()));
         assert_eq!(child_path(&path, None), outside.as_os_str());
     }
 }

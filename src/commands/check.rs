@@ -44,8 +44,9 @@ pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
         targets.extend(flags);
         (targets, Vec::new())
     };
-    let validators = Validators { python: monty::syntax_error, config: config::check_text, mcp: mcp_file };
-    problems.extend(check(&targets, validators));
+    let validators =
+        Validators { python: monty::syntax_error, config: config::check_text, mcp: mcp_file, project: project(args)? };
+    problems.extend(check(&targets, &validators));
     problems.sort();
     let errors = problems.iter().filter(|p| p.severity == Severity::Error).count();
     if args.json {
@@ -64,6 +65,19 @@ pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
         ));
     }
     Ok(if errors == 0 { exit::SUCCESS } else { exit::INVALID_CONFIG })
+}
+
+/// The project `check` looks at: the workspace (`--workspace`, else the current directory),
+/// widened to the repository around it, whose files may be anyone's.
+fn project(args: &CheckArgs) -> Result<PathBuf> {
+    let dir = match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("failed to read the current directory")?,
+    };
+    let dir = std::path::absolute(&dir)?;
+    let dir = dir.canonicalize().unwrap_or(dir);
+    let repository = dir.ancestors().find(|folder| folder.join(".git").symlink_metadata().is_ok());
+    Ok(repository.unwrap_or(&dir).to_path_buf())
 }
 
 /// What `check` reads without paths: each config dir's `config.json` that exists, every tools

@@ -98,11 +98,12 @@ fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = v6.segments();
     let low = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
     match s {
-        [0, 0, 0, 0, 0, 0xffff, hi, lo] | [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(low(hi, lo)),
         // `::` and `::1` are themselves, not 0.0.0.0 and 0.0.0.1.
-        [0, 0, 0, 0, 0, 0, hi, lo] if hi != 0 => Some(low(hi, lo)),
+        [0, 0, 0, 0, 0, 0, 0, _] => None,
+        [0, 0, 0, 0, 0, 0 | 0xffff, hi, lo] | [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] | [0x2002, hi, lo, ..] => {
+            Some(low(hi, lo))
+        }
         [0x64, 0xff9b, 1, ..] => Some(low(s[6], s[7])),
-        [0x2002, hi, lo, ..] => Some(low(hi, lo)),
         _ => None,
     }
 }

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 use super::error::{ErrorKind, ToolError};
-use crate::program;
+use crate::{env, program};
 
 /// Bytes kept of each of stdout and stderr.
 const MAX_STREAM_BYTES: usize = 1024 * 1024;
@@ -29,6 +29,20 @@ pub(crate) fn command(tool: &str, name: &str, workspace: &Path) -> Result<Comman
     program::find(name, Some(workspace))
         .map(Command::new)
         .map_err(|err| ToolError::new(ErrorKind::Os, format!("{tool}() could not run `{name}`: {err}")))
+}
+
+/// Sets `command` to run in `workspace`, where the program can write, as a tool the user trusts
+/// runs: no `python3` it starts imports from the working directory (`PYTHONSAFEPATH`), and
+/// neither a name it runs nor a module an interpreter looks up is found in the workspace
+/// ([`env::confined_search_paths`]).
+pub(crate) fn in_workspace(command: &mut Command, workspace: &Path) {
+    command.current_dir(workspace).env(env::PYTHON_SAFE_PATH, "1");
+    for (name, value) in env::confined_search_paths(workspace) {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
 }
 
 /// A single-threaded async runtime for one blocking tool call (`tool` names it in errors).

@@ -11,8 +11,9 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 /// Whether `c` may not be printed as itself in a listing: a control (C0, DEL, C1), a format
 /// character (Unicode `Cf`: bidi overrides and isolates, zero-width spaces and joiners, the BOM,
 /// soft hyphen), a line or paragraph separator, a space other than U+0020, a private-use,
-/// unassigned or surrogate code point, or one of the other characters Unicode says to draw as
-/// nothing (Hangul fillers, variation selectors, the combining grapheme joiner).
+/// unassigned or surrogate code point, one of the other characters Unicode says to draw as
+/// nothing (its default-ignorable ones: Hangul fillers, Khmer's inherent vowels, variation
+/// selectors, the combining grapheme joiner), or the blank Braille pattern, drawn as a space.
 #[must_use]
 pub(crate) fn is_hidden(c: char) -> bool {
     match get_general_category(c) {
@@ -29,7 +30,10 @@ pub(crate) fn is_hidden(c: char) -> bool {
             '\u{034f}'
                 | '\u{115f}'
                 | '\u{1160}'
+                | '\u{17b4}'
+                | '\u{17b5}'
                 | '\u{180b}'..='\u{180f}'
+                | '\u{2800}'
                 | '\u{3164}'
                 | '\u{fe00}'..='\u{fe0f}'
                 | '\u{ffa0}'
@@ -113,6 +117,8 @@ mod tests {
             ("a\u{a0}b", "$'a\\u00a0b'"),
             ("tag\u{e0041}", "$'tag\\U000e0041'"),
             ("x\u{3164}", "$'x\\u3164'"),
+            ("docs\u{17b4}", "$'docs\\u17b4'"),
+            ("\u{2800}--read-only", "$'\\u2800--read-only'"),
             ("it's\\\n", "$'it\\'s\\\\\\n'"),
         ];
         for (text, shown) in cases {

@@ -8,7 +8,6 @@ use std::time::Duration;
 use super::load::UserTool;
 use super::markdown::Language;
 use super::node;
-use crate::env;
 use crate::tools::process::{self, Timeout};
 use crate::tools::{ToolError, Value};
 
@@ -36,9 +35,7 @@ pub(crate) fn run_on_host(
 fn run_shell(name: &str, code: &str, input: &Value, workspace: &Path, timeout: Timeout) -> Result<Value, ToolError> {
     let mut command = process::command(name, "sh", workspace)?;
     command.arg("-c").arg(code);
-    // The tool runs in the workspace, where the program can write: a `python3 -c` or `-m` in it
-    // must not import a module the program planted there, nor a name it runs be found there.
-    command.current_dir(workspace).env(env::PYTHON_SAFE_PATH, "1").env("PATH", env::child_path(workspace));
+    process::in_workspace(&mut command, workspace);
     let json = input.to_json().to_string();
     let finished = process::run_for_tool(name, command, json.as_bytes(), timeout)?;
     if !finished.status.success() {

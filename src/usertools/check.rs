@@ -11,7 +11,7 @@ use super::{Problem, dirs, node, secrets};
 use crate::bounded;
 
 /// How `check` validates what it cannot parse itself, given by the command layer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Validators {
     /// The first syntax error in Python code: (1-based line, message).
     pub(crate) python: fn(&str) -> Option<(usize, String)>,
@@ -19,6 +19,9 @@ pub(crate) struct Validators {
     pub(crate) config: fn(&str) -> Result<(), String>,
     /// Every problem of the MCP server config file at this path, whose text is given.
     pub(crate) mcp: fn(&Path, &str) -> Vec<Problem>,
+    /// The project being checked, which may not be trusted: the `node` that parses JavaScript
+    /// is never one of its files.
+    pub(crate) project: PathBuf,
 }
 
 /// The names of MCP server config files: editors' and Copilot CLI's, not codeact's own
@@ -31,7 +34,7 @@ const MAX_TOOLS: usize = 256;
 
 /// Checks every file under `targets` and returns every problem, sorted by file and line.
 #[must_use]
-pub(crate) fn check(targets: &[PathBuf], validators: Validators) -> Vec<Problem> {
+pub(crate) fn check(targets: &[PathBuf], validators: &Validators) -> Vec<Problem> {
     let files = files_of(targets);
     let mut problems = Vec::new();
     let mut names: BTreeMap<String, (PathBuf, usize)> = BTreeMap::new();
@@ -115,7 +118,7 @@ pub(crate) fn check(targets: &[PathBuf], validators: Validators) -> Vec<Problem>
             _ => {}
         }
     }
-    problems.extend(javascript_syntax(&javascript));
+    problems.extend(javascript_syntax(&javascript, &validators.project));
     for (target, (customs, prebuilt)) in targets.iter().zip(counts) {
         let tools = customs + usize::from(prebuilt);
         if tools > MAX_TOOLS {
@@ -165,12 +168,12 @@ fn python_syntax(path: &Path, code: &Code, python: fn(&str) -> Option<(usize, St
 
 /// Whether each JavaScript tool's code parses as agentschema loads it (a `CommonJS` function
 /// body), in one `node`; each gets a warning that it was not checked when there is no `node`.
-fn javascript_syntax(tools: &[(PathBuf, Code)]) -> Vec<Problem> {
+fn javascript_syntax(tools: &[(PathBuf, Code)], project: &Path) -> Vec<Problem> {
     if tools.is_empty() {
         return Vec::new();
     }
     let sources: Vec<&str> = tools.iter().map(|(_, code)| code.source.as_str()).collect();
-    let Some(results) = node::syntax_errors(&sources) else {
+    let Some(results) = node::syntax_errors(&sources, project) else {
         return tools
             .iter()
             .map(|(path, code)| {

@@ -238,7 +238,8 @@ fn read_answers(stdout: impl Read, limit: usize, answers: &mpsc::Sender<Answer>)
         if line.last() == Some(&b'\n') {
             line.pop();
         }
-        let answer = if line.len() > limit { Answer::TooLong(limit) } else { Answer::Line(line) };
+        let answer =
+            if line.len() > limit || cost(&line) > limit { Answer::TooLong(limit) } else { Answer::Line(line) };
         let stop = matches!(answer, Answer::TooLong(_));
         if answers.send(answer).is_err() || stop {
             return;
@@ -246,9 +247,66 @@ fn read_answers(stdout: impl Read, limit: usize, answers: &mpsc::Sender<Answer>)
     }
 }
 
+/// Bytes of memory one JSON value takes while an answer is parsed and turned into the
+/// program's value (both forms are held at once, with room for their lists to grow).
+const BYTES_PER_VALUE: usize = 96;
+
+/// About how much memory taking in the JSON `text` needs: its bytes, and room for each value it
+/// holds, counted by the commas, colons and brackets outside its strings (`[0,0,…]` is two
+/// bytes a value, each of which is far larger in memory).
+fn cost(text: &[u8]) -> usize {
+    let (mut values, mut in_string, mut escaped) = (1usize, false, false);
+    for &byte in text {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b',' | b':' | b'[' | b'{' => values += 1,
+                _ => {}
+            }
+        }
+    }
+    text.len().saturating_add(values.saturating_mul(BYTES_PER_VALUE))
+}
+
 impl Drop for Worker {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answers_cost_counts_the_values_outside_its_strings() {
+        let bare = |text: &str| cost(text.as_bytes()) - text.len();
+        assert_eq!(bare(r#"{"ok": "a, b: [c] {d}"}"#), 3 * BYTES_PER_VALUE);
+        assert_eq!(bare(r#"{"ok": [0,0,0]}"#), 6 * BYTES_PER_VALUE);
+        assert_eq!(bare(r#"{"ok": "\"[,]\\", "x": [[]]}"#), 7 * BYTES_PER_VALUE);
+    }
+
+    #[test]
+    fn a_line_too_costly_to_take_in_is_refused_unread() {
+        let (tx, rx) = mpsc::channel();
+        let many = format!("{{\"ok\": [{}0]}}\n{{\"ok\": 1}}\n", "0,".repeat(1000));
+        read_answers(many.as_bytes(), 64 * 1024, &tx);
+        drop(tx);
+        assert!(matches!(rx.recv(), Ok(Answer::TooLong(_))));
+        // Nothing after it is read: the worker is ended.
+        assert!(rx.recv().is_err());
+        let (tx, rx) = mpsc::channel();
+        read_answers("{\"ok\": [0,0]}\n{\"ok\": 1}\n".as_bytes(), 64 * 1024, &tx);
+        drop(tx);
+        assert!(matches!(rx.recv(), Ok(Answer::Line(line)) if line == b"{\"ok\": [0,0]}"));
+        assert!(matches!(rx.recv(), Ok(Answer::Line(line)) if line == b"{\"ok\": 1}"));
     }
 }

@@ -22,6 +22,8 @@ use crate::tools::spec::{Kind, Param, ParamDefault, Signature};
 pub(crate) struct UserTool {
     pub(crate) tool: MarkdownTool,
     pub(crate) path: PathBuf,
+    /// The tools folder it came from.
+    pub(crate) folder: PathBuf,
     /// The input table as parameters: required inputs first-class, the others left out unless
     /// passed (the tool's own defaults apply).
     params: Vec<Param>,
@@ -29,7 +31,7 @@ pub(crate) struct UserTool {
 
 impl UserTool {
     #[must_use]
-    pub(crate) fn new(tool: MarkdownTool, path: PathBuf) -> Self {
+    pub(crate) fn new(tool: MarkdownTool, path: PathBuf, folder: PathBuf) -> Self {
         let params = tool
             .inputs
             .iter()
@@ -40,7 +42,7 @@ impl UserTool {
                 doc: Cow::Owned(input.description.clone()),
             })
             .collect();
-        Self { tool, path, params }
+        Self { tool, path, folder, params }
     }
 
     #[must_use]
@@ -87,7 +89,7 @@ pub(crate) fn load(dir: &ToolDir, trusted: &dyn Fn(&Path, &[u8]) -> bool) -> Loa
         };
         let parsed = markdown::parse_file(&path, &text);
         match parsed.tool {
-            Some(ToolFile::Custom(tool)) => loaded.tools.push(UserTool::new(tool, path)),
+            Some(ToolFile::Custom(tool)) => loaded.tools.push(UserTool::new(tool, path, dir.path.clone())),
             Some(ToolFile::Prebuilt(name)) => {
                 if markdown::prebuilt_equivalent(name).is_none() {
                     unmapped.push(format!("`{name}` ({})", path.display()));

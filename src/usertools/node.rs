@@ -65,18 +65,19 @@ pub(crate) fn run(tool: &UserTool, input: &Value, workspace: &Path, timeout: Tim
     // Absolute before the child moves to the workspace: a path found relative to codeact's
     // working directory (a relative config dir) must still name the file.
     let filename = std::path::absolute(&tool.path).map_err(os_error)?;
+    let folder = std::path::absolute(&tool.folder).map_err(os_error)?;
     let request = json!({"run": {
         "code": tool.tool.code.source,
         "filename": filename.to_string_lossy(),
+        "folder": folder.to_string_lossy(),
+        "workspace": std::path::absolute(workspace).map_err(os_error)?.to_string_lossy(),
         "file": shown(&filename, workspace),
         "input": input.to_json(),
         "reply": reply.to_string_lossy(),
     }});
     let mut command = process::command(name, "node", workspace)?;
-    // As for the shell tools: a `python3` the tool starts in the workspace must not import a
-    // module the program planted there, nor a name it runs be found there.
-    command.arg("-e").arg(RUNNER).current_dir(workspace).env(env::PYTHON_SAFE_PATH, "1");
-    command.env("PATH", env::child_path(workspace));
+    command.arg("-e").arg(RUNNER);
+    process::in_workspace(&mut command, workspace);
     let finished = process::run_for_tool(name, command, request.to_string().as_bytes(), timeout)?;
     relay(name, &finished);
     let bytes = match bounded::read(&reply, MAX_RESULT_BYTES) {
@@ -98,9 +99,9 @@ pub(crate) fn run(tool: &UserTool, input: &Value, workspace: &Path, timeout: Tim
 /// the whole batch when `node` cannot be run or gives no answer in time. An error in the
 /// wrapper's closing line (`Unexpected end of input`) is put on the code's last line.
 #[must_use]
-pub(crate) fn syntax_errors(sources: &[&str]) -> Option<Vec<Option<(usize, String)>>> {
-    let mut command = Command::new(program::find("node", None).ok()?);
-    command.arg("-e").arg(RUNNER);
+pub(crate) fn syntax_errors(sources: &[&str], project: &Path) -> Option<Vec<Option<(usize, String)>>> {
+    let mut command = Command::new(program::find("node", Some(project)).ok()?);
+    command.arg("-e").arg(RUNNER).env("PATH", env::child_path(project));
     let request = json!({"check": sources}).to_string();
     let timeout = Timeout::within(CHECK_TIMEOUT, CHECK_TIMEOUT);
     let finished = process::run_for_tool("check", command, request.as_bytes(), timeout).ok()?;
@@ -199,7 +200,10 @@ mod tests {
             eprintln!("skipping: `node` is not on PATH, so JavaScript cannot be parsed here");
             return None;
         }
-        Some(syntax_errors(sources).expect("node is on PATH, so it answers"))
+        Some(
+            syntax_errors(sources, &std::env::temp_dir().join("codeact-no-project"))
+                .expect("node is on PATH, so it answers"),
+        )
     }
 
     #[test]

@@ -2,7 +2,7 @@
 // tool's code. One JSON request on stdin:
 //   {"check": [source, …]}  parse each source as agentschema's `check` does; stdout gets, per
 //                           source, null or [line, message] (the line as V8 counts it).
-//   {"run": {code, filename, file, input, reply}}
+//   {"run": {code, filename, folder, workspace, file, input, reply}}
 //                           run one call as agentschema's `runTool` does and write the answer
 //                           to the file `reply`: {"text": s} for a string result (or one that
 //                           JSON.stringify turns into nothing), {"json": s} for any other, with
@@ -21,6 +21,55 @@
   const { createRequire } = builtin("node:module");
   const { stringify } = JSON;
   const writeFileSync = fs.writeFileSync;
+
+  // The program can write anywhere in the workspace except the tools folders and the
+  // `node_modules/` a tool loads packages from, which codeact refuses to its write tools. So a
+  // module a tool loads must really be in one of those, or outside the workspace: a file found
+  // through a link (npm's workspace links, `node_modules/x -> ../packages/x`) or a package's
+  // `main` that leads elsewhere in the workspace is refused, for `require()` and, where Node
+  // offers module hooks, `import` too.
+  function guardModules(builtin, folder, workspace) {
+    const real = (file) => {
+      try {
+        return fs.realpathSync(file);
+      } catch {
+        return null;
+      }
+    };
+    const within = (file, dir) => dir !== null && (file === dir || file.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep));
+    const root = real(workspace);
+    const tools = real(folder);
+    const packages = [];
+    for (let dir = tools; dir !== null && within(dir, root); dir = path.dirname(dir)) {
+      packages.push(path.join(dir, "node_modules"));
+      if (dir === root) break;
+    }
+    const check = (asked, found) => {
+      if (!path.isAbsolute(found)) return;
+      const at = real(found);
+      if (at === null || !within(at, root) || within(at, tools) || packages.some((dir) => within(at, dir))) return;
+      throw new Error(
+        `${file}: cannot load ${JSON.stringify(asked)}: it leads to ${path.relative(root, at)}, a file of the workspace outside the tools folder and its node_modules, which the program may have written`,
+      );
+    };
+    const Module = builtin("node:module");
+    const resolve = Module._resolveFilename;
+    Module._resolveFilename = function (asked, ...rest) {
+      const found = resolve.call(this, asked, ...rest);
+      check(asked, found);
+      return found;
+    };
+    if (typeof Module.registerHooks === "function") {
+      const { fileURLToPath } = builtin("node:url");
+      Module.registerHooks({
+        resolve(asked, context, next) {
+          const result = next(asked, context);
+          if (result.url?.startsWith("file:")) check(asked, fileURLToPath(result.url));
+          return result;
+        },
+      });
+    }
+  }
 
   // The same wrapper as agentschema's: nothing before the code's first line, so a line in the
   // script is the same line in the code.
@@ -43,7 +92,8 @@
     return;
   }
 
-  const { code, filename, file, input, reply } = request.run;
+  const { code, filename, folder, workspace, file, input, reply } = request.run;
+  guardModules(builtin, folder, workspace);
   // `console.log` and its kin write through `process.stdout.write`, so this sends them all to
   // stderr, in order with `console.error`.
   process.stdout.write = process.stderr.write.bind(process.stderr);

@@ -255,3 +255,48 @@ fn a_tool_that_outlasts_the_run_is_stopped() {
         (1, Some("TimeoutError"), Some("time limit of 2s exceeded (raise it with --timeout)"))
     );
 }
+
+/// A tool loads modules only from its tools folder, the `node_modules/` codeact write-protects
+/// for it, or outside the workspace: nothing it loads is a file the program may have written.
+#[test]
+#[ignore = "needs node (the CI machine has it)"]
+fn a_tool_loads_no_module_the_program_could_have_written() {
+    let helper = "module.exports = (s) => s + ' from a writable file';";
+    let code = |asked: &str| format!("const h = require('{asked}');\nmodule.exports = () => h('x');");
+    let refused = |env: TestEnv, asked: &str, leads_to: &str| {
+        let env = env.file(".codeact/tools/t.md", tool_file("t", &[], &code(asked))).trusted();
+        let (kind, message) = env.error_of("t()");
+        assert_eq!(kind, "RuntimeError", "{asked}: {message}");
+        assert!(
+            message.contains(&format!("cannot load \"{asked}\": it leads to {leads_to}, a file of the workspace")),
+            "{message}"
+        );
+    };
+    // npm's workspace link into the project, from the packages codeact protects.
+    refused(
+        TestEnv::new().file("lib/helper/index.js", helper).symlink("../lib/helper", "node_modules/helper"),
+        "helper",
+        "lib/helper/index.js",
+    );
+    // A package whose `main` leads out of node_modules.
+    refused(
+        TestEnv::new().file("lib/helper/index.js", helper).file(
+            ".codeact/node_modules/helper/package.json",
+            r#"{"name": "helper", "main": "../../../lib/helper/index.js"}"#,
+        ),
+        "helper",
+        "lib/helper/index.js",
+    );
+    // A relative path out of the tools folder, and node_modules itself a link into the project.
+    refused(TestEnv::new().file("src/util.js", helper), "../../src/util.js", "src/util.js");
+    refused(
+        TestEnv::new().file("shared/helper/index.js", helper).symlink("../shared", ".codeact/node_modules"),
+        "helper",
+        "shared/helper/index.js",
+    );
+    // A package outside the workspace is the user's, and loads.
+    let env = TestEnv::new().outside_file("pkg/index.js", helper);
+    let outside = env.outside().join("pkg/index.js").display().to_string();
+    let env = env.file(".codeact/tools/t.md", tool_file("t", &[], &code(&outside))).trusted();
+    assert_eq!(env.stdout_of("print(t())"), "x from a writable file\n");
+}

@@ -497,4 +497,10 @@ fn trust_quotes_every_hidden_character_so_no_listing_line_can_be_forged() {
              when the server starts\n"
         )
     );
+    // Characters drawn as nothing, or as a space, that no category marks: Khmer's inherent
+    // vowels and the blank Braille pattern.
+    let shown = trust_listing(&json!({"mcpServers": {
+        "docs\u{17b4}": {"command": "npx", "args": ["-y", "server-filesystem\u{17b5}", "\u{2800}--read-only"]},
+    }}));
+    assert_eq!(shown, listed("      $'docs\\u17b4': npx -y $'server-filesystem\\u17b5' $'\\u2800--read-only'\n"));
 }

@@ -144,6 +144,34 @@ fn absolute_path_entries_inside_the_project_or_npms_node_modules_are_never_searc
 }
 
 #[test]
+fn a_hook_run_in_a_subdirectory_searches_no_entry_of_the_hosts_project() {
+    let env = TestEnv::new();
+    let marker = env.root().join("ran");
+    let planted = env.workspace().join(".venv/bin/codeact");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    std::fs::write(&planted, format!("#!/bin/sh\necho codeact >> '{}'\n", marker.display())).unwrap();
+    make_executable(&planted);
+    std::fs::create_dir_all(env.workspace().join("sub")).unwrap();
+    let ws = env.workspace().display().to_string();
+    let path = format!("{ws}/.venv/bin:{}", env.path());
+    for host in ["COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
+        let out = output(
+            shell(&env, &path)
+                .current_dir(env.workspace().join("sub"))
+                .env(host, &ws)
+                .arg(plugin_launcher())
+                .args(["hook", "pre-tool-use"]),
+        );
+        out.code(0).stdout("").stderr("");
+        assert!(!marker.exists(), "{host}: the project's codeact ran");
+    }
+    // `/proc/self/cwd` is the current directory, whatever it is.
+    let proc_path = format!("/proc/self/cwd/.venv/bin:{}", env.path());
+    launch(&env, &proc_path, &["hook", "pre-tool-use"]).code(0).stdout("").stderr("");
+    assert!(!marker.exists(), "PATH={proc_path}");
+}
+
+#[test]
 fn a_launcher_run_by_name_or_by_another_copy_of_itself_runs_no_copy_again() {
     let env = TestEnv::new();
     // A second copy of the launcher on PATH, and the first one on PATH too: they would exec each

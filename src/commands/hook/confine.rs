@@ -23,6 +23,7 @@ use clap::Parser as _;
 
 use crate::cli::{Cli, Command, RunArgs};
 use crate::hook::shell::{Invocation, is_literal};
+use crate::program;
 
 /// Whether `run`, sent from `cwd`, keeps its workspace and its `--file` inside `root`
 /// (canonical).
@@ -40,7 +41,10 @@ pub(crate) fn within(run: &Invocation, cwd: Option<&Path>, root: &Path) -> bool 
     let Some(args) = run_args(&run.args) else { return false };
     let inside = |given: &Path| {
         let text = given.to_string_lossy();
-        is_literal(&text) && !text.starts_with('=') && dir.join(given).canonicalize().is_ok_and(|p| p.starts_with(root))
+        is_literal(&text)
+            && !text.starts_with('=')
+            && (!given.is_absolute() || program::is_fixed(given))
+            && dir.join(given).canonicalize().is_ok_and(|p| p.starts_with(root))
     };
     let workspace_ok = args.common.workspace.as_deref().map_or(dir.starts_with(root), inside);
     let file_ok = args.file.as_deref().is_none_or(inside);
@@ -50,7 +54,7 @@ pub(crate) fn within(run: &Invocation, cwd: Option<&Path>, root: &Path) -> bool 
 /// Whether the shell's `cd` reads `target` the same way whatever its settings: `.`, or an
 /// absolute or `./` path, literal, without `..`.
 fn plain_cd(target: &str) -> bool {
-    let anchored = target == "." || target.starts_with('/') || target.starts_with("./");
+    let anchored = target == "." || program::is_fixed(Path::new(target)) || target.starts_with("./");
     anchored && is_literal(target) && !Path::new(target).components().any(|c| c == Component::ParentDir)
 }
 
@@ -80,7 +84,22 @@ mod tests {
         for target in [".", "/repo", "./sub", "./sub/deeper/", "/a/./b"] {
             assert!(plain_cd(target), "{target}");
         }
-        for target in ["..", "../x", "./a/../..", "/repo/..", "sub", ".git", "-", "-P", "~", "$HOME", "*", ""] {
+        for target in [
+            "..",
+            "../x",
+            "./a/../..",
+            "/repo/..",
+            "sub",
+            ".git",
+            "-",
+            "-P",
+            "~",
+            "$HOME",
+            "*",
+            "",
+            "/proc/self/cwd",
+            "/dev/fd/3",
+        ] {
             assert!(!plain_cd(target), "{target}");
         }
     }

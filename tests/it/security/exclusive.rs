@@ -393,6 +393,10 @@ fn a_codeact_run_cannot_choose_a_workspace_outside_the_project() {
         // A bare name is looked up in `CDPATH` first.
         "cd sub && codeact run --code 1",
         "cd . && cd .. && codeact run {program}",
+        // The kernel's per-process folders name where the shell is, not where the hook is.
+        "codeact run --workspace /proc/self/cwd --code 1",
+        "cd /proc/self/cwd && codeact run --code 1",
+        "codeact run --workspace=/proc/thread-self/cwd --code 1",
     ] {
         let command = fill(&env, &attack.replace("{program}", &program));
         assert_eq!(hook(&env, &command).code(0).stderr("").stdout, denied_outside(&env.workspace()), "{command}");

@@ -184,3 +184,50 @@ fn a_dropins_answer_larger_than_the_memory_limit_is_a_memory_error() {
     assert_eq!(status, 1, "{report}");
     assert_eq!(report["error"]["type"], "MemoryError", "{report}");
 }
+
+#[test]
+fn a_dropins_answer_that_would_take_more_memory_than_its_bytes_is_a_memory_error() {
+    // Two bytes a value in JSON, far more in memory: 5 million zeros in 10 MB of text.
+    let env = TestEnv::new().user_file("tools/zeros.py", "def run(n):\n    \"\"\"Zeros.\"\"\"\n    return [0] * n\n");
+    let code = "try:\n    zeros(n=5_000_000)\nexcept MemoryError as e:\n    print('MemoryError', e)\nprint(len(zeros(n=1000)))";
+    let out = env.run(&["run", "--max-memory", "32MiB", "--code", code], "").code(0);
+    assert_eq!(out.stdout, "MemoryError zeros(): the answer is larger than the run's memory limit (32 MiB)\n1000\n");
+}
+
+#[test]
+#[ignore = "needs node (the CI machine has it)"]
+fn check_parses_javascript_with_no_node_of_the_repository() {
+    let tool = "---\ntype: custom\nname: js\ndescription: Answer.\n---\n## Code\n```javascript\nmodule.exports = () => 1;\n```\n";
+    // direnv's `PATH_add bin` writes an absolute entry of the project; check may run below it.
+    for (entry, from) in [("WS/bin", ""), ("WS/bin", "sub"), ("./bin", "")] {
+        let env = TestEnv::new().file(".codeact/tools/js.md", tool).file(".git/HEAD", "").file("sub/x", "");
+        let marker = env.outside().join("repo-ran");
+        planted(&env.workspace().join("bin/node"), &marker);
+        let entry = entry.replace("WS", &env.workspace().display().to_string());
+        let path = format!("{entry}:{}", env.path());
+        let out = env
+            .command(&["check", "--workspace", &env.workspace().join(from).display().to_string()])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(!marker.exists(), "PATH starts with {entry}, check run from ./{from}");
+    }
+}
+
+#[test]
+fn the_users_shell_tool_imports_nothing_from_the_workspace_through_pythonpath() {
+    let tool = "---\ntype: custom\nname: py\ndescription: Python.\n---\n## Code\n```sh\npython3 -c 'import json; print(json.dumps(1))'\n```\n";
+    // A leftover empty entry (`export PYTHONPATH=$PYTHONPATH:/opt/lib`), `.`, a relative and an
+    // absolute entry of the workspace.
+    for value in [":/opt/lib", ".", "lib", "WS/lib"] {
+        let env = TestEnv::new().user_file("tools/py.md", tool);
+        let marker = env.outside().join("planted-ran");
+        let planted = format!("open({:?}, 'w').write('ran')\n", marker.display().to_string());
+        let env = env.file("json.py", &planted).file("lib/json.py", &planted);
+        let value = value.replace("WS", &env.workspace().display().to_string());
+        let env = env.env("PYTHONPATH", &value);
+        env.run_code("print(py())").code(0).stdout("1\n");
+        assert!(!marker.exists(), "PYTHONPATH={value:?}: the workspace's json.py ran");
+    }
+}
