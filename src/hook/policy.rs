@@ -188,9 +188,9 @@ fn deny_outside(rules: Rules<'_>) -> Decision {
         Runner::Mcp => "codeact's `run` tool".to_owned(),
     };
     let reason = format!(
-        "codeact exclusive mode: a codeact run's workspace and `--file` must be inside the project (`{root}`), and \
-         a `cd` before it must go to an absolute or `./` path without `..`, `~` or variables; run the program \
-         there with {how}"
+        "codeact exclusive mode: a codeact run's workspace must be the project (`{root}`) and its `--file` inside \
+         it, and a `cd` before it must go to an absolute or `./` path without `..`, `~` or variables; run the \
+         program there with {how}"
     );
     Decision::Deny { reason }
 }
@@ -395,9 +395,9 @@ mod tests {
         assert_eq!(
             decision,
             Decision::Deny {
-                reason: "codeact exclusive mode: a codeact run's workspace and `--file` must be inside the project \
-                         (`/repo`), and a `cd` before it must go to an absolute or `./` path without `..`, `~` or \
-                         variables; run the program there with `cd /repo && codeact run <<'PY'`"
+                reason: "codeact exclusive mode: a codeact run's workspace must be the project (`/repo`) and its \
+                         `--file` inside it, and a `cd` before it must go to an absolute or `./` path without `..`, \
+                         `~` or variables; run the program there with `cd /repo && codeact run <<'PY'`"
                     .into()
             }
         );

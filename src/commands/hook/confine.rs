@@ -1,6 +1,8 @@
 //! Where a codeact run would put its sandbox, for exclusive mode, where the model does not
-//! choose it: a shell call counts as a codeact run only when the workspace it would get and
-//! the program file it would read are inside the project root.
+//! choose it: a shell call counts as a codeact run only when the workspace it would get is the
+//! project root itself and the program file it would read is inside it. (A subdirectory would
+//! be a sandbox the model picked: the target of one of the project's protected links, a Python
+//! environment, are protected as part of the project, not as a workspace of their own.)
 //!
 //! The workspace is the directory the shell is in after its leading `cd`s, or `--workspace`
 //! taken from there; the program file is `--file`, taken from there. Each is resolved as the
@@ -25,8 +27,8 @@ use crate::cli::{Cli, Command, RunArgs};
 use crate::hook::shell::{Invocation, is_literal};
 use crate::program;
 
-/// Whether `run`, sent from `cwd`, keeps its workspace and its `--file` inside `root`
-/// (canonical).
+/// Whether `run`, sent from `cwd`, has `root` (canonical) as its workspace and its `--file`
+/// inside it.
 #[must_use]
 pub(crate) fn within(run: &Invocation, cwd: Option<&Path>, root: &Path) -> bool {
     let Some(mut dir) = cwd.filter(|cwd| cwd.is_absolute()).map(Path::to_path_buf) else { return false };
@@ -39,15 +41,16 @@ pub(crate) fn within(run: &Invocation, cwd: Option<&Path>, root: &Path) -> bool 
     }
     let Ok(dir) = dir.canonicalize() else { return false };
     let Some(args) = run_args(&run.args) else { return false };
-    let inside = |given: &Path| {
+    let resolved = |given: &Path| {
         let text = given.to_string_lossy();
-        is_literal(&text)
-            && !text.starts_with('=')
-            && (!given.is_absolute() || program::is_fixed(given))
-            && dir.join(given).canonicalize().is_ok_and(|p| p.starts_with(root))
+        let plain = is_literal(&text) && !text.starts_with('=') && (!given.is_absolute() || program::is_fixed(given));
+        plain.then(|| dir.join(given).canonicalize().ok()).flatten()
     };
-    let workspace_ok = args.common.workspace.as_deref().map_or(dir.starts_with(root), inside);
-    let file_ok = args.file.as_deref().is_none_or(inside);
+    let workspace_ok = match args.common.workspace.as_deref() {
+        None => dir == root,
+        Some(given) => resolved(given).is_some_and(|workspace| workspace == root),
+    };
+    let file_ok = args.file.as_deref().is_none_or(|given| resolved(given).is_some_and(|file| file.starts_with(root)));
     workspace_ok && file_ok && args.tools.dirs.is_empty()
 }
 

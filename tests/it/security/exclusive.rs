@@ -313,9 +313,9 @@ fn a_broken_project_config_cannot_switch_off_the_users_exclusive_mode() {
 /// The reply to a codeact run that would leave the project `root`.
 fn denied_outside(root: &std::path::Path) -> String {
     let reason = format!(
-        "codeact exclusive mode: a codeact run's workspace and `--file` must be inside the project (`{root}`), and a \
-         `cd` before it must go to an absolute or `./` path without `..`, `~` or variables; run the program there \
-         with `cd {root} && codeact run --backend monty <<'PY'`",
+        "codeact exclusive mode: a codeact run's workspace must be the project (`{root}`) and its `--file` inside it, \
+         and a `cd` before it must go to an absolute or `./` path without `..`, `~` or variables; run the program \
+         there with `cd {root} && codeact run --backend monty <<'PY'`",
         root = root.display()
     );
     format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}))
@@ -462,21 +462,31 @@ fn a_codeact_run_inside_the_project_is_still_allowed() {
     for command in [
         "cd {workspace} && codeact run --code 'print(1)'",
         "cd . && codeact run --code 'print(1)'",
-        "cd ./sub && codeact run --file prog.py",
-        "cd {workspace}/sub && codeact run --file=./prog.py",
-        "codeact run --workspace ./sub --code 'print(1)'",
+        "codeact run --file sub/prog.py",
+        "cd {workspace}/sub && cd {workspace} && codeact run --file=./sub/prog.py",
         "codeact run --workspace={workspace} --file sub/prog.py",
         "codeact run --workspace sub/.. --code 'print(1)'",
     ] {
         hook(&env, &fill(&env, command)).code(0).stdout("").stderr("");
     }
+    // A subdirectory is a sandbox the model would pick: a protected link's target, a Python
+    // environment, are protected only as parts of the project.
+    for command in [
+        "cd ./sub && codeact run --file prog.py",
+        "codeact run --workspace ./sub --code 'print(1)'",
+        "cd {workspace}/sub && codeact run --code 1",
+    ] {
+        assert_eq!(hook(&env, &fill(&env, command)).code(0).stdout, denied_outside(&env.workspace()), "{command}");
+    }
     // With the host's project directory, a session in a subdirectory may go back to the root.
     let workspace = env.workspace().display().to_string();
     let env = env.env("COPILOT_PROJECT_DIR", &workspace);
     let sub = env.workspace().join("sub");
-    for command in
-        ["cd {workspace} && codeact run --code 1", "codeact run --workspace .. --code 1", "codeact --file prog.py"]
-    {
+    for command in [
+        "cd {workspace} && codeact run --code 1",
+        "codeact run --workspace .. --code 1",
+        "codeact run --workspace .. --file prog.py",
+    ] {
         let payload =
             json!({"sessionId": "s", "cwd": sub, "toolName": "bash", "toolArgs": {"command": fill(&env, command)}});
         env.run(&["hook", "pre-tool-use"], &payload.to_string()).code(0).stdout("").stderr("");
