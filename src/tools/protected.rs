@@ -219,6 +219,12 @@ impl Protected {
             let why = "shells, git, ssh and other programs run or trust what is there";
             protected.add_own(root, Path::new(&home), "the home directory's dot-files", why, true);
         }
+        // A workspace inside a Python environment (its `site-packages`, say) is part of it.
+        for dir in root.ancestors().skip(1) {
+            if dir.join("pyvenv.cfg").is_file() || dir.join("conda-meta").is_dir() {
+                protected.add_own(root, dir, "a Python environment", PYTHON_ENV, false);
+            }
+        }
         protected
     }
 
@@ -296,6 +302,9 @@ impl Protected {
                             "git runs the commands its config and hooks name",
                             false,
                         );
+                    }
+                    for file in repo.configs.iter().map(|file| lexical(file)) {
+                        self.add_own(root, &file, "a git config file", "git runs the commands it names", false);
                     }
                     for dir in repo.hooks.iter().map(|dir| lexical(dir)) {
                         self.add_own(

@@ -67,6 +67,34 @@ pub(crate) enum Entry {
     Special,
 }
 
+/// Where the workspace's link `rel` leads when it leaves the workspace and comes back into it
+/// (`../<the workspace's own name>/…`, an absolute path to it, through a link outside, or
+/// `/proc/self/cwd/…`, which an agent working in the project reads as the project), relative to
+/// `root` (canonical). The program's tools never follow such a link, but every other reader
+/// does: its target is protected like any other's. A dangling target is resolved as far as it
+/// exists.
+fn coming_back(root: &Path, rel: &Path) -> Option<PathBuf> {
+    let link = root.join(rel);
+    let written = std::fs::read_link(&link).ok()?;
+    let cwd = ["/proc/self/cwd", "/proc/thread-self/cwd"].iter().find_map(|at| written.strip_prefix(at).ok());
+    let at = match cwd {
+        Some(below) => root.join(below),
+        None => link.parent()?.join(&written),
+    };
+    // The part that exists, where it really is, and the names below it as written.
+    let mut existing = at.as_path();
+    let mut rest = Vec::new();
+    let base = loop {
+        if let Ok(real) = existing.canonicalize() {
+            break real;
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    };
+    let target = rest.iter().rev().fold(base, |path, name| path.join(name));
+    target.strip_prefix(root).ok().map(Path::to_path_buf)
+}
+
 /// Reads an opened regular file of `len` bytes, refusing anything larger than `max_bytes`.
 pub(crate) fn read_capped(file: File, len: u64, rel: &Confined, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
     if len > max_bytes {
@@ -106,9 +134,10 @@ impl Workspace {
         self.protected.get_or_init(|| {
             let mut protected = self.rules.clone();
             let found = scan::scan(&self.dir, scan::BOUNDS);
-            protected.add_found(&self.root, found, |link| {
-                let link = Confined::from_normal(link.to_path_buf());
-                self.resolve_names(&link, &link).ok().map(|target| target.as_path().to_path_buf())
+            protected.add_found(&self.root, found, |rel| {
+                let link = Confined::from_normal(rel.to_path_buf());
+                let inside = self.resolve_names(&link, &link).ok().map(|target| target.as_path().to_path_buf());
+                inside.or_else(|| coming_back(&self.root, rel))
             });
             for (target, hit) in protected.protected_targets() {
                 if let Some(identity) = self.dir.metadata(&target).ok().and_then(|meta| identity(&meta)) {

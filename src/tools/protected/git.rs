@@ -20,6 +20,8 @@ pub(crate) struct Repo {
     pub(crate) git_dirs: Vec<PathBuf>,
     /// Each `core.hooksPath`, made absolute as git does (relative to the working tree).
     pub(crate) hooks: Vec<PathBuf>,
+    /// Every config file git reads for it that exists, included ones too: what they set runs.
+    pub(crate) configs: Vec<PathBuf>,
 }
 
 /// The repository whose `.git` lies in `worktree`; `Ok` with nothing when there is none.
@@ -42,10 +44,12 @@ pub(crate) fn repo(worktree: &Path, configs: &[PathBuf], home: Option<&Path>) ->
     };
     let mut files = vec![common.join("config"), git_dir.join("config.worktree")];
     files.extend_from_slice(configs);
-    let mut hooks = Vec::new();
+    let mut hooks: Vec<PathBuf> = environment_hooks().iter().map(|value| worktree.join(value)).collect();
     let mut read_count = 0;
+    let mut read_files = Vec::new();
     while let Some(file) = files.pop() {
         let Some(text) = read(&file)? else { continue };
+        read_files.push(file.clone());
         read_count += 1;
         if read_count > MAX_FILES {
             return Err(format!("git's config includes more than {MAX_FILES} files"));
@@ -63,12 +67,34 @@ pub(crate) fn repo(worktree: &Path, configs: &[PathBuf], home: Option<&Path>) ->
     if !git_dirs.contains(&common) {
         git_dirs.push(common);
     }
-    Ok(Repo { git_dirs, hooks })
+    Ok(Repo { git_dirs, hooks, configs: read_files })
+}
+
+/// `core.hooksPath` as the environment sets it for every repository (`GIT_CONFIG_COUNT` with
+/// `GIT_CONFIG_KEY_<n>` and `GIT_CONFIG_VALUE_<n>`).
+fn environment_hooks() -> Vec<String> {
+    let count = crate::env::var("GIT_CONFIG_COUNT").and_then(|count| count.trim().parse::<usize>().ok()).unwrap_or(0);
+    (0..count.min(MAX_FILES * 8))
+        .filter(|n| {
+            crate::env::var(&format!("GIT_CONFIG_KEY_{n}"))
+                .is_some_and(|key| key.eq_ignore_ascii_case("core.hookspath"))
+        })
+        .filter_map(|n| crate::env::var(&format!("GIT_CONFIG_VALUE_{n}")))
+        .collect()
 }
 
 /// The config files git reads for every repository: the system's and the user's.
 pub(crate) fn user_configs(home: Option<&Path>) -> Vec<PathBuf> {
-    let mut files = vec![PathBuf::from("/etc/gitconfig")];
+    // The system's, where git built with each usual prefix reads it (a distribution's, a
+    // source build's, Homebrew's), or where `GIT_CONFIG_SYSTEM` names it.
+    let mut files: Vec<PathBuf> = match crate::env::var("GIT_CONFIG_SYSTEM") {
+        Some(file) => vec![PathBuf::from(file)],
+        None => ["/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig"].map(PathBuf::from).into(),
+    };
+    if let Some(file) = crate::env::var("GIT_CONFIG_GLOBAL") {
+        files.push(PathBuf::from(file));
+        return files;
+    }
     files.extend(home.map(|home| home.join(".gitconfig")));
     match crate::env::var("XDG_CONFIG_HOME").filter(|dir| Path::new(dir).is_absolute()) {
         Some(dir) => files.push(Path::new(&dir).join("git/config")),

@@ -293,3 +293,99 @@ fn a_workspace_inside_a_protected_folder_is_protected_whole() {
         assert!(!workspace.join(file).exists(), "{inside}/{file}");
     }
 }
+
+/// A protected link whose target leaves the workspace and comes back into it — through the
+/// workspace's own name, an absolute path, a link outside, or `/proc/self/cwd` (the project,
+/// for an agent working in it) — protects that target all the same.
+#[test]
+fn a_protected_link_that_leaves_and_comes_back_protects_its_target() {
+    let env = TestEnv::new();
+    let ws = env.workspace();
+    let name = ws.file_name().unwrap().to_string_lossy().into_owned();
+    let wslink = env.root().join("wslink");
+    std::os::unix::fs::symlink(&ws, &wslink).unwrap();
+    let env = env
+        .file("docs/g2.md", "2")
+        .file("docs/g3.md", "3")
+        .file("docs/g4.md", "4")
+        .file("docs/g5.md", "5")
+        .file("shared/claude/settings.json", "{}")
+        .symlink(format!("../{name}/docs/g2.md"), "CLAUDE.md")
+        .symlink("/proc/self/cwd/docs/g3.md", "GEMINI.md")
+        .symlink(ws.join("docs/g4.md"), ".cursorrules")
+        .symlink(wslink.join("docs/g5.md"), ".envrc")
+        .symlink("/proc/self/cwd/shared/claude", ".claude")
+        .symlink(format!("../../{name}/docs/g6.md"), ".github/copilot-instructions.md");
+    let calls = calls(&[
+        "edit(path='docs/g2.md', old_str='2', new_str='x')",
+        "edit(path='docs/g3.md', old_str='3', new_str='x')",
+        "edit(path='docs/g4.md', old_str='4', new_str='x')",
+        "edit(path='docs/g5.md', old_str='5', new_str='x')",
+        "create(path='shared/claude/hooks.json', file_text='{}')",
+        // Dangling: the target cannot be created either.
+        "create(path='docs/g6.md', file_text='x')",
+    ]);
+    let results = attempts(&env, &calls);
+    assert_refused(
+        &calls,
+        &results,
+        &["CLAUDE.md", "GEMINI.md", ".cursorrules", ".envrc", ".claude/**", ".github/copilot-instructions.md"],
+    );
+}
+
+/// The files git reads its config from are protected where the workspace holds them, an
+/// included one too (`include.path = ../.gitconfig` shares a repository's config), and
+/// `core.hooksPath` counts from the environment as git reads it there.
+#[test]
+fn git_config_files_included_from_the_workspace_and_the_environments_hooks_folder_are_protected() {
+    let env = TestEnv::new()
+        .file(".git/config", "[include]\n\tpath = ../.gitconfig\n")
+        .file(".gitconfig", "[user]\n\tname = x\n")
+        .file("conf/global.cfg", "[core]\n\tfsmonitor = false\n")
+        .file(".githooks/pre-commit", "#!/bin/sh\n")
+        .file("env-hooks/pre-commit", "#!/bin/sh\n");
+    let global = env.workspace().join("conf/global.cfg").display().to_string();
+    let env = env
+        .env("GIT_CONFIG_GLOBAL", &global)
+        .env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_KEY_0", "user.name")
+        .env("GIT_CONFIG_VALUE_0", "x")
+        .env("GIT_CONFIG_KEY_1", "Core.HooksPath")
+        .env("GIT_CONFIG_VALUE_1", "env-hooks");
+    let calls = calls(&[
+        "edit(path='.gitconfig', old_str='name = x', new_str='name = x\\n[core]\\n\\tfsmonitor = id')",
+        "edit(path='conf/global.cfg', old_str='false', new_str='id')",
+        "create(path='env-hooks/post-commit', file_text='x')",
+    ]);
+    let results = attempts(&env, &calls);
+    let ws = env.workspace();
+    assert_refused(
+        &calls,
+        &results,
+        &[
+            &format!("{}/** (a git config file)", ws.join(".gitconfig").display()),
+            &format!("{}/** (a git config file)", ws.join("conf/global.cfg").display()),
+            &format!("{}/** (git's hooks folder (core.hooksPath))", ws.join("env-hooks").display()),
+        ],
+    );
+}
+
+/// A workspace that lies inside a Python environment is part of it.
+#[test]
+fn a_workspace_inside_a_python_environment_is_protected_whole() {
+    let env = TestEnv::new().file("env/pyvenv.cfg", "home = /usr/bin\n").file("env/lib/python3/site-packages/x.py", "");
+    let workspace = env.workspace().join("env/lib/python3/site-packages");
+    let out = env
+        .command(&[
+            "run",
+            "--workspace",
+            &workspace.display().to_string(),
+            "--code",
+            "create(path='evil.pth', file_text='x')",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("PermissionError: 'evil.pth' is write-protected"), "{stderr}");
+    assert!(stderr.contains("(a Python environment)"), "{stderr}");
+}
