@@ -67,6 +67,12 @@ const RULES: &[Rule] = &[
         why: "Copilot reads it as instructions in every session",
     },
     Rule { shown: "AGENTS.md", names: &["agents.md"], why: "coding agents read it as instructions" },
+    Rule { shown: "AGENTS.override.md", names: &["agents.override.md"], why: "Codex reads it as instructions" },
+    Rule {
+        shown: ".github/chatmodes/**",
+        names: &[".github", "chatmodes"],
+        why: "VS Code's Copilot loads them as chat modes",
+    },
     Rule { shown: "CLAUDE.md", names: &["claude.md"], why: "Claude Code reads it as instructions" },
     Rule { shown: ".claude/**", names: &[".claude"], why: "Claude Code runs the hooks and loads the settings there" },
     Rule { shown: ".envrc", names: &[".envrc"], why: "direnv runs it in the shell" },

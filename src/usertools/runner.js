@@ -44,15 +44,46 @@
       packages.push(path.join(dir, "node_modules"));
       if (dir === root) break;
     }
+    const Module = builtin("node:module");
+    // Without module hooks, what an ES module loaded by `require()` imports is resolved where
+    // this guard cannot see it: such a module is refused where the program could have placed
+    // what it imports.
+    const hooked = typeof Module.registerHooks === "function";
+    const typeModule = (dir) => {
+      for (; within(dir, root); dir = path.dirname(dir)) {
+        try {
+          return JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).type === "module";
+        } catch (err) {
+          if (err?.code !== "ENOENT") return true;
+        }
+        if (dir === root) break;
+      }
+      return false;
+    };
+    const esm = (at) => {
+      if (at.endsWith(".mjs") || at.endsWith(".mts")) return true;
+      if (!at.endsWith(".js") && !at.endsWith(".ts")) return false;
+      if (typeModule(path.dirname(at))) return true;
+      try {
+        return /^\s*(import|export)\b/m.test(fs.readFileSync(at, "utf8"));
+      } catch {
+        return true;
+      }
+    };
     const check = (asked, found) => {
       if (!path.isAbsolute(found)) return;
       const at = real(found);
-      if (at === null || !within(at, root) || within(at, tools) || packages.some((dir) => within(at, dir))) return;
+      if (at === null || !within(at, root)) return;
+      if (within(at, tools) || packages.some((dir) => within(at, dir))) {
+        if (hooked || !process.features.require_module || !esm(at)) return;
+        throw new Error(
+          `${file}: cannot load ${JSON.stringify(asked)}: it is an ES module in the workspace, and this Node (${process.version}) cannot show codeact what it imports; use Node 22.15 or later`,
+        );
+      }
       throw new Error(
         `${file}: cannot load ${JSON.stringify(asked)}: it leads to ${path.relative(root, at)}, a file of the workspace outside the tools folder and its node_modules, which the program may have written`,
       );
     };
-    const Module = builtin("node:module");
     const resolve = Module._resolveFilename;
     Module._resolveFilename = function (asked, ...rest) {
       const found = resolve.call(this, asked, ...rest);

@@ -300,3 +300,25 @@ fn a_tool_loads_no_module_the_program_could_have_written() {
     let env = env.file(".codeact/tools/t.md", tool_file("t", &[], &code(&outside))).trusted();
     assert_eq!(env.stdout_of("print(t())"), "x from a writable file\n");
 }
+
+/// An ES module a tool `require()`s imports what the guard may not see on every Node: what it
+/// imports from the workspace never runs.
+#[test]
+#[ignore = "needs node (the CI machine has it)"]
+fn an_es_module_a_tool_requires_imports_nothing_the_program_could_have_written() {
+    let env = TestEnv::new()
+        .file(".codeact/node_modules/a/package.json", r#"{"name": "a", "type": "module", "main": "index.js"}"#)
+        .file(
+            ".codeact/node_modules/a/index.js",
+            "import helper from '../../../lib/helper.js';\nexport default helper;\n",
+        )
+        .file("lib/helper.js", "export default (s) => s + ' from a writable file';\n")
+        .file(
+            ".codeact/tools/t.md",
+            tool_file("t", &[], "const a = require('a');\nmodule.exports = () => (a.default ?? a)('x');"),
+        )
+        .trusted();
+    let (kind, message) = env.error_of("t()");
+    assert_eq!(kind, "RuntimeError", "{message}");
+    assert!(message.starts_with(".codeact/tools/t.md: cannot load "), "{message}");
+}

@@ -126,9 +126,16 @@ fn absolute_path_entries_inside_the_project_or_npms_node_modules_are_never_searc
     let elsewhere = env.root().join("elsewhere/node_modules/.bin");
     fake_codeact(&elsewhere.join("codeact"), "a package's own");
     let ws = env.workspace().display().to_string();
+    let root = env.root().display().to_string();
+    std::os::unix::fs::symlink(env.workspace(), env.root().join("ws-link")).unwrap();
     let bin = env.path();
     for path in [
         format!("{ws}/tools:{bin}"),
+        // The project spelled another way.
+        format!("/{ws}/tools:{bin}"),
+        format!("{}//ws/tools:{bin}", root),
+        format!("{root}/home/../ws/tools:{bin}"),
+        format!("{root}/ws-link/tools:{bin}"),
         format!("{ws}/node_modules/.bin:{bin}"),
         format!("{ws}/node_modules/.bin/:{bin}"),
         format!("{ws}/./tools:{bin}"),

@@ -6,8 +6,9 @@
 //! The walk opens each directory through its parent's handle without following links, reads
 //! the entries' types from the directory listing, and never reads a file or a link. It is bounded, in
 //! entries and in depth ([`Bounds`]); past a bound the rest is unknown, and the caller fails
-//! safe (every write refused). A directory that cannot be opened is passed over: what this
-//! user cannot list, an agent of this user cannot read through either.
+//! safe (every write refused). A directory that cannot be opened is passed over when this user
+//! cannot enter it either (nothing there can be written); one that can be entered but not
+//! listed leaves the rules unknown.
 
 use std::path::{Path, PathBuf};
 
@@ -57,7 +58,12 @@ fn visit(
     seen: &mut usize,
     found: &mut Found,
 ) -> Result<(), String> {
-    let Ok(entries) = dir.entries() else { return Ok(()) };
+    let entries = match dir.entries() {
+        Ok(entries) => entries,
+        // A folder that can be entered but not listed may hold anything a write reaches.
+        Err(_) if can_enter(dir) => return Err(format!("`{}` can be entered but not listed", rel.display())),
+        Err(_) => return Ok(()),
+    };
     for entry in entries {
         let Ok(entry) = entry else { continue };
         *seen += 1;
@@ -86,6 +92,17 @@ fn visit(
         }
     }
     Ok(())
+}
+
+/// Whether this process may pass through `dir`.
+#[cfg(unix)]
+fn can_enter(dir: &Dir) -> bool {
+    rustix::fs::accessat(dir, ".", rustix::fs::Access::EXEC_OK, rustix::fs::AtFlags::empty()).is_ok()
+}
+
+#[cfg(not(unix))]
+fn can_enter(_dir: &Dir) -> bool {
+    true
 }
 
 #[cfg(test)]

@@ -389,3 +389,29 @@ fn a_workspace_inside_a_python_environment_is_protected_whole() {
     assert!(stderr.contains("PermissionError: 'evil.pth' is write-protected"), "{stderr}");
     assert!(stderr.contains("(a Python environment)"), "{stderr}");
 }
+
+/// A folder this user can enter but not list might hold a Python environment or a link the
+/// walk cannot see: every write is refused rather than passed.
+#[test]
+fn a_folder_that_can_be_entered_but_not_listed_refuses_every_write() {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::process::CommandExt as _;
+    let env = TestEnv::new().file("tools/env/pyvenv.cfg", "home = /usr/bin\n").file("tools/env/lib/x.py", "");
+    let mut command = env.command(&["run", "--code", "create(path='tools/env/lib/evil.pth', file_text='x')"]);
+    if rustix::process::geteuid().is_root() {
+        // Root lists every folder: run as another user, who may enter the whole tree.
+        let mut dirs = vec![env.root()];
+        while let Some(dir) = dirs.pop() {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+            dirs.extend(std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.path().is_dir()).map(|e| e.path()));
+        }
+        command.uid(65534).gid(65534);
+    }
+    std::fs::set_permissions(env.workspace().join("tools"), std::fs::Permissions::from_mode(0o311)).unwrap();
+    let out = command.output().unwrap();
+    std::fs::set_permissions(env.workspace().join("tools"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("PermissionError: "), "stdout: {}\nstderr: {stderr}", String::from_utf8_lossy(&out.stdout));
+    assert!(stderr.contains("`tools` can be entered but not listed"), "{stderr}");
+    assert!(!env.workspace().join("tools/env/lib/evil.pth").exists());
+}

@@ -48,6 +48,8 @@ const PROTECTED: &[(&str, &str)] = &[
     (".lintstagedrc.json", ".lintstagedrc*"),
     (".venv/lib/python3.12/site-packages/x.pth", ".venv/**"),
     (".direnv/python-3.12/bin/activate", ".direnv/**"),
+    ("AGENTS.override.md", "AGENTS.override.md"),
+    (".github/chatmodes/plan.chatmode.md", ".github/chatmodes/**"),
 ];
 
 /// Runs `calls` (Python expressions) in one program and returns, for each, `["ok", result]` or
