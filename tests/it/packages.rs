@@ -133,7 +133,7 @@ fn absolute_path_entries_inside_the_project_or_npms_node_modules_are_never_searc
         format!("{ws}/tools:{bin}"),
         // The project spelled another way.
         format!("/{ws}/tools:{bin}"),
-        format!("{}//ws/tools:{bin}", root),
+        format!("{root}//ws/tools:{bin}"),
         format!("{root}/home/../ws/tools:{bin}"),
         format!("{root}/ws-link/tools:{bin}"),
         format!("{ws}/node_modules/.bin:{bin}"),
