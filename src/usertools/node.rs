@@ -76,6 +76,9 @@ pub(crate) fn run(tool: &UserTool, input: &Value, workspace: &Path, timeout: Tim
         "reply": reply.to_string_lossy(),
     }});
     let mut command = process::command(name, "node", workspace)?;
+    if loads_es_modules_unseen(Path::new(command.get_program())) {
+        command.arg("--no-experimental-require-module");
+    }
     command.arg("-e").arg(RUNNER);
     process::in_workspace(&mut command, workspace);
     let finished = process::run_for_tool(name, command, request.to_string().as_bytes(), timeout)?;
@@ -92,6 +95,25 @@ pub(crate) fn run(tool: &UserTool, input: &Value, workspace: &Path, timeout: Tim
         Answer::Json(json) => Ok(Value::from_json(&serde_json::from_str(&json).map_err(bad)?)),
         Answer::Error(message) => Err(ToolError::runtime(cut(message.trim(), MAX_MESSAGE_BYTES))),
     }
+}
+
+/// Whether the `node` at `path` loads ES modules through `require()` without the module hooks
+/// that show the runner what they import (Node 20.17 to 22.14, and 23.0 to 23.4): it is then
+/// told not to, since a package's `import` of a file the program wrote would go unchecked. Its
+/// version is asked once a run.
+fn loads_es_modules_unseen(path: &Path) -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        let Ok(out) = Command::new(path).arg("--version").env_clear().output() else { return false };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut parts = text.trim().trim_start_matches('v').split('.').map(|part| part.parse::<u32>().ok());
+        match (parts.next().flatten(), parts.next().flatten()) {
+            (Some(20), Some(minor)) => minor >= 17,
+            (Some(22), Some(minor)) => minor < 15,
+            (Some(23), Some(minor)) => minor < 5,
+            _ => false,
+        }
+    })
 }
 
 /// For each of `sources`, `None` when it parses as agentschema's `check` parses a tool's code,

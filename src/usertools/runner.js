@@ -90,6 +90,12 @@
       check(asked, found);
       return found;
     };
+    // A package may build a module itself rather than ask `require()`.
+    const load = Module.prototype.load;
+    Module.prototype.load = function (filename, ...rest) {
+      check(filename, filename);
+      return load.call(this, filename, ...rest);
+    };
     if (typeof Module.registerHooks === "function") {
       const { fileURLToPath } = builtin("node:url");
       Module.registerHooks({

@@ -172,10 +172,26 @@ fn a_hook_run_in_a_subdirectory_searches_no_entry_of_the_hosts_project() {
         out.code(0).stdout("").stderr("");
         assert!(!marker.exists(), "{host}: the project's codeact ran");
     }
-    // `/proc/self/cwd` is the current directory, whatever it is.
-    let proc_path = format!("/proc/self/cwd/.venv/bin:{}", env.path());
-    launch(&env, &proc_path, &["hook", "pre-tool-use"]).code(0).stdout("").stderr("");
-    assert!(!marker.exists(), "PATH={proc_path}");
+    // Without a host's project directory, the repository around the current one is the project.
+    std::fs::create_dir_all(env.workspace().join(".git")).unwrap();
+    let out = output(
+        shell(&env, &path)
+            .current_dir(env.workspace().join("sub"))
+            .arg(plugin_launcher())
+            .args(["hook", "pre-tool-use"]),
+    );
+    out.code(0).stdout("").stderr("");
+    assert!(!marker.exists(), "the repository's codeact ran from a subdirectory");
+    // `/proc/self/cwd` is the current directory, whatever it is; `..` after a link outside
+    // leads into the project by no spelling of it.
+    let link = env.root().join("to-venv-bin-inner");
+    std::fs::create_dir_all(env.workspace().join(".venv/bin/inner")).unwrap();
+    std::os::unix::fs::symlink(env.workspace().join(".venv/bin/inner"), &link).unwrap();
+    for entry in ["/proc/self/cwd/.venv/bin".to_owned(), format!("{}/..", link.display())] {
+        let path = format!("{entry}:{}", env.path());
+        launch(&env, &path, &["hook", "pre-tool-use"]).code(0).stdout("").stderr("");
+        assert!(!marker.exists(), "PATH={path}");
+    }
 }
 
 #[test]

@@ -3,9 +3,9 @@
 //!
 //! The root is the host's project directory (`CLAUDE_PROJECT_DIR`, `COPILOT_PROJECT_DIR`) when
 //! it names one: a session that `cd`s into a subdirectory is still in its project. Without one
-//! (an older host), it is the payload's `cwd`. The `.codeact/config.json` files below the root
-//! down to the `cwd` — or, without a host directory, above the `cwd` up to the repository root,
-//! the nearest folder holding `.git`, or up to the file system's root outside a repository —
+//! (an older host), it is the repository around the payload's `cwd` (the nearest folder holding
+//! `.git`), else the `cwd` itself. The `.codeact/config.json` files below the root down to the
+//! `cwd` — or, for a `cwd` in no repository, every one above it up to the file system's root —
 //! may only make the mode stricter, as the root's may when untrusted: a subdirectory's file
 //! cannot weaken its project's mode, and a project that is no repository is still found from
 //! its subdirectories.
@@ -31,8 +31,9 @@ pub(crate) struct Project {
     pub(crate) root: PathBuf,
     /// The payload's `cwd`, canonical, when it names a directory.
     pub(crate) cwd: Option<PathBuf>,
-    /// Whether the root is the host's project directory (else the `cwd`, or ours).
-    from_host: bool,
+    /// Whether the root lies above the `cwd` by what the host or the repository says (else it
+    /// is the `cwd`, or ours).
+    anchored: bool,
 }
 
 impl Project {
@@ -48,10 +49,19 @@ impl Project {
         let cwd = cwd.and_then(|cwd| directory(Path::new(cwd)));
         let ours = || std::env::current_dir().ok().and_then(|dir| directory(&dir));
         if let Some(root) = host_dir {
-            return Self { root, cwd, from_host: true };
+            return Self { root, cwd, anchored: true };
+        }
+        let repository = cwd.as_deref().and_then(|cwd| {
+            cwd.ancestors()
+                .take(MAX_DEPTH)
+                .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+                .map(Path::to_path_buf)
+        });
+        if let Some(root) = repository {
+            return Self { root, cwd, anchored: true };
         }
         let root = cwd.clone().or_else(ours).unwrap_or_else(|| PathBuf::from("/"));
-        Self { root, cwd, from_host: false }
+        Self { root, cwd, anchored: false }
     }
 
     /// The strictest mode the project's config files below the root ask for (the root's own is
@@ -63,11 +73,11 @@ impl Project {
     }
 
     /// The folders whose config files may tighten the mode: from the `cwd` up to the root,
-    /// without it; without a host directory, from the `cwd`'s parent up to the repository
-    /// root, with it, or up to the file system's root when no repository holds the `cwd`.
+    /// without it; for a root that is only the `cwd`, every folder above it up to the file
+    /// system's root.
     fn nested_dirs(&self) -> Vec<PathBuf> {
         let Some(cwd) = &self.cwd else { return Vec::new() };
-        if self.from_host {
+        if self.anchored {
             if !cwd.starts_with(&self.root) {
                 return Vec::new();
             }
@@ -78,14 +88,7 @@ impl Project {
                 .map(Path::to_path_buf)
                 .collect();
         }
-        let mut dirs = Vec::new();
-        for dir in cwd.ancestors().skip(1).take(MAX_DEPTH) {
-            dirs.push(dir.to_path_buf());
-            if dir.join(".git").symlink_metadata().is_ok() {
-                break;
-            }
-        }
-        dirs
+        cwd.ancestors().skip(1).take(MAX_DEPTH).map(Path::to_path_buf).collect()
     }
 }
 
@@ -115,8 +118,8 @@ fn mode_of(file: &Path) -> Option<Mode> {
 mod tests {
     use super::*;
 
-    fn project(root: &Path, cwd: &Path, from_host: bool) -> Project {
-        Project { root: root.to_path_buf(), cwd: Some(cwd.to_path_buf()), from_host }
+    fn project(root: &Path, cwd: &Path, anchored: bool) -> Project {
+        Project { root: root.to_path_buf(), cwd: Some(cwd.to_path_buf()), anchored }
     }
 
     #[test]
@@ -129,12 +132,10 @@ mod tests {
         assert_eq!(project(&root, &root, true).nested_dirs(), Vec::<PathBuf>::new());
         // Outside the host's project, nothing below it applies.
         assert_eq!(project(&deep, &root, true).nested_dirs(), Vec::<PathBuf>::new());
-        // Without a host directory: up to the repository root, else up to the file system's.
+        // A root that is only the cwd: every folder above it, up to the file system's root.
         let everything_above: Vec<PathBuf> = deep.ancestors().skip(1).take(MAX_DEPTH).map(Path::to_path_buf).collect();
         assert_eq!(project(&deep, &deep, false).nested_dirs(), everything_above);
         assert_eq!(everything_above.last().map(PathBuf::as_path), Some(Path::new("/")));
-        std::fs::create_dir(root.join(".git")).unwrap();
-        assert_eq!(project(&deep, &deep, false).nested_dirs(), [root.join("a"), root.clone()]);
     }
 
     #[test]

@@ -71,15 +71,43 @@ pub(crate) fn repo(worktree: &Path, configs: &[PathBuf], home: Option<&Path>) ->
 }
 
 /// `core.hooksPath` as the environment sets it for every repository (`GIT_CONFIG_COUNT` with
-/// `GIT_CONFIG_KEY_<n>` and `GIT_CONFIG_VALUE_<n>`).
+/// `GIT_CONFIG_KEY_<n>` and `GIT_CONFIG_VALUE_<n>`, and `GIT_CONFIG_PARAMETERS`, where `git -c`
+/// passes its settings on).
 fn environment_hooks() -> Vec<String> {
     let count = crate::env::var("GIT_CONFIG_COUNT").and_then(|count| count.trim().parse::<usize>().ok()).unwrap_or(0);
-    (0..count.min(MAX_FILES * 8))
+    let mut hooks: Vec<String> = (0..count.min(MAX_FILES * 8))
         .filter(|n| {
             crate::env::var(&format!("GIT_CONFIG_KEY_{n}"))
                 .is_some_and(|key| key.eq_ignore_ascii_case("core.hookspath"))
         })
         .filter_map(|n| crate::env::var(&format!("GIT_CONFIG_VALUE_{n}")))
+        .collect();
+    if let Some(parameters) = crate::env::var("GIT_CONFIG_PARAMETERS") {
+        hooks.extend(parameter_hooks(&parameters));
+    }
+    hooks
+}
+
+/// The `core.hooksPath` values of `GIT_CONFIG_PARAMETERS`: words quoted as the shell quotes
+/// them, each `key=value` (git writes `'key'='value'`, or `'key=value'` before 2.31).
+fn parameter_hooks(parameters: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = parameters.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => word.get_or_insert_default().extend(chars.by_ref().take_while(|c| *c != '\'')),
+            '\\' => word.get_or_insert_default().extend(chars.next()),
+            c if c.is_whitespace() => words.extend(word.take()),
+            c => word.get_or_insert_default().push(c),
+        }
+    }
+    words.extend(word);
+    words
+        .iter()
+        .filter_map(|word| word.split_once('='))
+        .filter(|(key, _)| key.eq_ignore_ascii_case("core.hookspath"))
+        .map(|(_, value)| value.to_owned())
         .collect()
 }
 
@@ -270,6 +298,14 @@ mod tests {
             ["yes"]
         );
         assert_eq!(hooks("[core]\n\thooksPath = \"a\\\"b\"\n"), ["a\"b"]);
+    }
+
+    #[test]
+    fn git_c_settings_are_read_in_both_of_gits_spellings() {
+        assert_eq!(parameter_hooks("'core.hooksPath'='h1' 'user.name'='x'"), ["h1"]);
+        assert_eq!(parameter_hooks("'user.name=x' 'Core.HooksPath=h 2'"), ["h 2"]);
+        assert_eq!(parameter_hooks("'core.hookspath'='it'\\''s'"), ["it's"]);
+        assert_eq!(parameter_hooks(""), Vec::<String>::new());
     }
 
     #[test]

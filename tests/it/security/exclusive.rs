@@ -497,3 +497,23 @@ fn a_codeact_run_inside_the_project_is_still_allowed() {
         denied_outside(&env.workspace())
     );
 }
+
+/// Without the host's project directory, the project is the repository around the call: a
+/// session whose shell went into a subdirectory (the target of `.vscode`, say) runs no codeact
+/// there, since that folder would be the run's workspace.
+#[test]
+fn without_a_project_directory_the_repository_is_the_project() {
+    let env = env()
+        .file(".git/HEAD", "ref: refs/heads/main\n")
+        .file("shared/vscode/tasks.json", "{}")
+        .symlink("shared/vscode", ".vscode");
+    let sub = env.workspace().join("shared/vscode");
+    let payload =
+        json!({"sessionId": "s", "cwd": sub, "toolName": "bash", "toolArgs": {"command": "codeact run --code 1"}});
+    assert_eq!(
+        env.run(&["hook", "pre-tool-use"], &payload.to_string()).code(0).stdout,
+        denied_outside(&env.workspace())
+    );
+    let payload = json!({"sessionId": "s", "cwd": env.workspace(), "toolName": "bash", "toolArgs": {"command": "codeact run --code 1"}});
+    env.run(&["hook", "pre-tool-use"], &payload.to_string()).code(0).stdout("").stderr("");
+}

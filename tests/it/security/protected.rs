@@ -351,11 +351,13 @@ fn git_config_files_included_from_the_workspace_and_the_environments_hooks_folde
         .env("GIT_CONFIG_KEY_0", "user.name")
         .env("GIT_CONFIG_VALUE_0", "x")
         .env("GIT_CONFIG_KEY_1", "Core.HooksPath")
-        .env("GIT_CONFIG_VALUE_1", "env-hooks");
+        .env("GIT_CONFIG_VALUE_1", "env-hooks")
+        .env("GIT_CONFIG_PARAMETERS", "'user.name'='x' 'core.hooksPath'='param-hooks'");
     let calls = calls(&[
         "edit(path='.gitconfig', old_str='name = x', new_str='name = x\\n[core]\\n\\tfsmonitor = id')",
         "edit(path='conf/global.cfg', old_str='false', new_str='id')",
         "create(path='env-hooks/post-commit', file_text='x')",
+        "create(path='param-hooks/pre-push', file_text='x')",
     ]);
     let results = attempts(&env, &calls);
     let ws = env.workspace();
@@ -366,6 +368,7 @@ fn git_config_files_included_from_the_workspace_and_the_environments_hooks_folde
             &format!("{}/** (a git config file)", ws.join(".gitconfig").display()),
             &format!("{}/** (a git config file)", ws.join("conf/global.cfg").display()),
             &format!("{}/** (git's hooks folder (core.hooksPath))", ws.join("env-hooks").display()),
+            &format!("{}/** (git's hooks folder (core.hooksPath))", ws.join("param-hooks").display()),
         ],
     );
 }
