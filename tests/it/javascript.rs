@@ -302,23 +302,30 @@ fn a_tool_loads_no_module_the_program_could_have_written() {
 }
 
 /// An ES module a tool `require()`s imports what the guard may not see on every Node: what it
-/// imports from the workspace never runs.
+/// imports from the workspace never runs (the call fails instead).
 #[test]
 #[ignore = "needs node (the CI machine has it)"]
 fn an_es_module_a_tool_requires_imports_nothing_the_program_could_have_written() {
-    let env = TestEnv::new()
-        .file(".codeact/node_modules/a/package.json", r#"{"name": "a", "type": "module", "main": "index.js"}"#)
+    let env = TestEnv::new();
+    let marker = env.outside().join("helper-ran");
+    let helper = format!(
+        "import fs from 'node:fs';\nfs.writeFileSync({:?}, 'ran');\nexport const up = (s) => s;\n",
+        marker.display().to_string()
+    );
+    // No `"type": "module"`, and no `import` at the start of a line: Node knows it by its syntax.
+    let env = env
+        .file(".codeact/node_modules/a/package.json", r#"{"name": "a", "main": "index.js"}"#)
         .file(
             ".codeact/node_modules/a/index.js",
-            "import helper from '../../../lib/helper.js';\nexport default helper;\n",
+            "/**/import { up } from '../../../lib/h.mjs'; export const title = (s) => up(s);\n",
         )
-        .file("lib/helper.js", "export default (s) => s + ' from a writable file';\n")
+        .file("lib/h.mjs", helper)
         .file(
             ".codeact/tools/t.md",
-            tool_file("t", &[], "const a = require('a');\nmodule.exports = () => (a.default ?? a)('x');"),
+            tool_file("t", &[], "const { title } = require('a');\nmodule.exports = () => title('x');"),
         )
         .trusted();
     let (kind, message) = env.error_of("t()");
     assert_eq!(kind, "RuntimeError", "{message}");
-    assert!(message.starts_with(".codeact/tools/t.md: cannot load "), "{message}");
+    assert!(!marker.exists(), "the workspace's module ran: {message}");
 }
