@@ -86,21 +86,18 @@ fn denied_naming(program: &str) -> String {
     format!("{}\n", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}))
 }
 
-/// Runs `command` in a real `bash`, as Copilot's bash tool would (in the workspace, with the
-/// test's `PATH`), and says whether it created the marker; `None` where there is no bash.
+/// A real `bash` as Copilot's bash tool would start it: in the workspace, with the test's
+/// `PATH` and home, no stdin; `None` (saying why) where there is no bash.
 #[expect(clippy::print_stderr, reason = "a check that cannot run says why")]
-fn bash_creates_marker(env: &TestEnv, command: &str) -> Option<bool> {
+fn real_bash(env: &TestEnv) -> Option<Command> {
     let bash = env.root().join("bin/bash");
     if !bash.exists() {
         eprintln!("skipping the real-bash half: this machine has no bash");
         return None;
     }
-    let _ = std::fs::remove_file(marker(env));
-    let script = env.root().join("command.sh");
-    std::fs::write(&script, command).unwrap();
     let home = env.home();
-    let status = Command::new(bash)
-        .arg(&script)
+    let mut command = Command::new(bash);
+    command
         .current_dir(env.workspace())
         .env_clear()
         .env("PATH", env.path())
@@ -108,10 +105,18 @@ fn bash_creates_marker(env: &TestEnv, command: &str) -> Option<bool> {
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("COPILOT_HOME", home.join(".copilot"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status();
+        .stdin(std::process::Stdio::null());
+    Some(command)
+}
+
+/// Runs `command` in a [real bash](real_bash) and says whether it created the marker; `None`
+/// where there is no bash.
+fn bash_creates_marker(env: &TestEnv, command: &str) -> Option<bool> {
+    let mut bash = real_bash(env)?;
+    let _ = std::fs::remove_file(marker(env));
+    let script = env.root().join("command.sh");
+    std::fs::write(&script, command).unwrap();
+    let status = bash.arg(&script).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status();
     assert!(status.is_ok(), "bash did not start: {status:?}");
     Some(marker(env).exists())
 }
@@ -333,29 +338,10 @@ fn env_with_outside() -> TestEnv {
     env.symlink(&outside, "out").symlink(outside.join("secret.txt"), "secret.txt")
 }
 
-/// Runs `command` in a real `bash` in the workspace and returns what it printed; `None` where
-/// there is no bash.
-#[expect(clippy::print_stderr, reason = "a check that cannot run says why")]
+/// Runs `command` in a [real bash](real_bash), codeact's own `bash` tool disabled, and returns
+/// what it printed; `None` where there is no bash.
 fn bash_prints(env: &TestEnv, command: &str) -> Option<String> {
-    let bash = env.root().join("bin/bash");
-    if !bash.exists() {
-        eprintln!("skipping the real-bash half: this machine has no bash");
-        return None;
-    }
-    let home = env.home();
-    let out = Command::new(bash)
-        .args(["-c", command])
-        .current_dir(env.workspace())
-        .env_clear()
-        .env("PATH", env.path())
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("COPILOT_HOME", home.join(".copilot"))
-        .env("CODEACT_DISABLE", "bash")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = real_bash(env)?.args(["-c", command]).env("CODEACT_DISABLE", "bash").output().unwrap();
     Some(String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
 }
 
