@@ -21,12 +21,13 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use crate::bounded;
+use crate::paths;
 use crate::trust::quote::{quote, shell_word};
 use crate::trust::{Approved, Standing};
 
@@ -421,7 +422,7 @@ pub(crate) fn approval(content: &[u8], workspace: &Path, lookup: &dyn Fn(&str) -
                 (full, state)
             }
         };
-        let shown = full.strip_prefix(normalized(workspace)).map_or_else(
+        let shown = full.strip_prefix(paths::lexical(workspace)).map_or_else(
             |_| configured.clone(),
             |rel| rel.components().map(|part| part.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
         );
@@ -457,8 +458,8 @@ enum Place {
 /// the workspace anywhere on the way (the file itself or a folder above it) makes it
 /// [`Place::Link`], as does a path outside whose real location is inside.
 fn place(workspace: &Path, path: &str) -> Place {
-    let workspace = normalized(workspace);
-    let full = normalized(&workspace.join(path));
+    let workspace = paths::lexical(workspace);
+    let full = paths::lexical(&workspace.join(path));
     if let Ok(rel) = full.strip_prefix(&workspace) {
         let mut at = workspace.clone();
         for part in rel.components() {
@@ -476,21 +477,6 @@ fn place(workspace: &Path, path: &str) -> Place {
         Ok(real) if real.starts_with(&real_workspace) => Place::Link(full),
         _ => Place::Outside(full),
     }
-}
-
-/// `path` with `.` and `..` taken out as written.
-fn normalized(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The server entries of a config file, by name, in file order.

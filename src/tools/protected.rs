@@ -254,7 +254,7 @@ impl Protected {
     fn add_own(&mut self, root: &Path, dir: &Path, what: &str, why: &'static str, dot_entries: bool) {
         let Ok(given) = std::path::absolute(dir) else { return };
         let root_names = folded(root);
-        for candidate in [lexical(&given), real(&given)] {
+        for candidate in [paths::lexical(&given), real(&given)] {
             let names = folded(&candidate);
             let (inside, dot_entries) = if names.starts_with(&root_names) {
                 (names[root_names.len()..].to_vec(), dot_entries)
@@ -300,7 +300,7 @@ impl Protected {
         for worktree in found.repos.iter().map(|rel| root.join(rel)).chain(around.map(Path::to_path_buf)) {
             match git::repo(&worktree, &configs, home.as_deref()) {
                 Ok(repo) => {
-                    for dir in repo.git_dirs.iter().map(|dir| lexical(dir)) {
+                    for dir in repo.git_dirs.iter().map(|dir| paths::lexical(dir)) {
                         self.add_own(
                             root,
                             &dir,
@@ -309,10 +309,10 @@ impl Protected {
                             false,
                         );
                     }
-                    for file in repo.configs.iter().map(|file| lexical(file)) {
+                    for file in repo.configs.iter().map(|file| paths::lexical(file)) {
                         self.add_own(root, &file, "a git config file", "git runs the commands it names", false);
                     }
-                    for dir in repo.hooks.iter().map(|dir| lexical(dir)) {
+                    for dir in repo.hooks.iter().map(|dir| paths::lexical(dir)) {
                         self.add_own(
                             root,
                             &dir,
@@ -482,25 +482,10 @@ fn folded(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// `path` with `.` and `..` resolved by name.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 /// Where `path` really is: its longest existing ancestor canonicalised, the rest appended.
 fn real(path: &Path) -> PathBuf {
     let mut missing = Vec::new();
-    let mut at = lexical(path);
+    let mut at = paths::lexical(path);
     loop {
         if let Ok(found) = std::fs::canonicalize(&at) {
             return missing.iter().rev().fold(found, |path, name: &std::ffi::OsString| path.join(name));
@@ -510,7 +495,7 @@ fn real(path: &Path) -> PathBuf {
                 missing.push(name);
                 at = parent.to_path_buf();
             }
-            _ => return lexical(path),
+            _ => return paths::lexical(path),
         }
     }
 }
@@ -670,3 +655,4 @@ mod tests {
         assert_eq!(rule(&linked(&links[..10]), "docs/x.md"), None);
     }
 }
+use crate::paths;

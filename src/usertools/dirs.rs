@@ -12,12 +12,13 @@
 //! by) and not inside a user config dir that itself lies in the workspace. This module reads no
 //! file; it only looks at paths and links.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
 use crate::exit::UsageError;
 use crate::hint::Hint;
+use crate::paths;
 
 /// The agentschema agent file whose presence makes the workspace root's `tools/` a tools folder.
 pub(crate) const AGENT_FILE: &str = "agent.md";
@@ -123,7 +124,7 @@ pub(crate) fn agent_tools(workspace: &Path) -> Option<PathBuf> {
 /// The folder at `path` (absolute) as a [`ToolDir`], and its real location, by which one folder
 /// named twice is told apart.
 fn classify(path: &Path, workspace: &Path, user_config: Option<&Path>) -> (ToolDir, PathBuf) {
-    let lexical = normalize(path);
+    let lexical = paths::lexical(path);
     let canonical = path.canonicalize().ok();
     let real = canonical.clone().unwrap_or_else(|| lexical.clone());
     // The user's own config dir, when it lies in the workspace, is still the user's.
@@ -189,7 +190,7 @@ pub(crate) fn config_entry(base: Base<'_>, entry: &str) -> Result<PathBuf, Strin
         }
         Base::Workspace(workspace) => {
             let path = workspace.join(entry);
-            let lexical = normalize(&path);
+            let lexical = paths::lexical(&path);
             if !lexical.starts_with(workspace) {
                 return Err(format!("`{entry}` is outside the workspace; name a folder inside it"));
             }
@@ -210,22 +211,6 @@ pub(crate) fn config_entry(base: Base<'_>, entry: &str) -> Result<PathBuf, Strin
 pub(crate) fn workspace_item(workspace: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(workspace).ok()?;
     Some(rel.to_string_lossy().replace('\\', "/"))
-}
-
-/// `path` with `.` and `..` taken out as written, without looking at the file system.
-#[must_use]
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -340,11 +325,5 @@ mod tests {
         let dirs = tool_dirs(&ws, &named);
         assert_eq!(dirs.iter().filter(|dir| dir.path == tools).count(), 1, "{dirs:?}");
         assert_eq!(dirs[0].path, tools);
-    }
-
-    #[test]
-    fn normalize_takes_out_dots_as_written() {
-        assert_eq!(normalize(Path::new("/a/./b/../c/")), PathBuf::from("/a/c"));
-        assert_eq!(normalize(Path::new("/../a")), PathBuf::from("/a"));
     }
 }
