@@ -106,7 +106,7 @@ pub(crate) fn confined_search_paths(
     })
 }
 
-/// Every `CODEACT_*` variable, for `--help` and the README.
+/// Every `CODEACT_*` variable, for `--help` and docs/configuration.md.
 pub const ALL: &[&str] = &[
     BACKEND,
     TIMEOUT,

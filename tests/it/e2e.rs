@@ -83,7 +83,7 @@ impl<'a> Copilot<'a> {
         stdout
     }
 
-    /// Installs the plugin the way the README says: this repository as a marketplace, then
+    /// Installs the plugin the way docs/agents.md says: this repository as a marketplace, then
     /// `codeact@codeact` from it (a direct install of a local path is deprecated).
     fn install_plugin(&self) {
         let out = self.ok(&["plugin", "marketplace", "add", env!("CARGO_MANIFEST_DIR")]);
