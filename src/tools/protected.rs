@@ -29,6 +29,8 @@ pub(crate) mod scan;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
+use crate::paths;
+
 /// A path no tool writes, and why.
 #[derive(Debug, Clone, Copy)]
 struct Rule {
@@ -655,4 +657,3 @@ mod tests {
         assert_eq!(rule(&linked(&links[..10]), "docs/x.md"), None);
     }
 }
-use crate::paths;
