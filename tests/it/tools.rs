@@ -176,3 +176,24 @@ fn sql_opens_a_database_whose_real_name_is_not_utf8() {
     names.sort();
     assert_eq!(names, [std::ffi::OsString::from_vec(b"caf\xe9.db".to_vec()), "link.db".into()]);
 }
+
+#[test]
+fn none_passed_for_a_parameter_with_a_default_value_means_the_default() {
+    let env = TestEnv::new().file("src/a.py", "x = 1\n").file("b.txt", "x\n");
+    let program = r#"
+where = None
+print([m["path"] for m in grep("x", paths=where)])
+print([m["path"] for m in grep("x", None, None, None, None, None)])
+print(len(grep(pattern="x", ignore_case=None, context_lines=None, max_results=None)))
+print(glob("**/*.py", paths=None))
+print(glob(pattern="*.txt", paths=where, exclude_dirs=None))
+print(sql("select 1 as one", db_path=None))
+print(bash("echo hi", timeout=None)["stdout"], end="")
+"#;
+    assert_eq!(
+        env.stdout_of(program),
+        "['b.txt', 'src/a.py']\n['b.txt', 'src/a.py']\n2\n['src/a.py']\n['b.txt']\n[{'one': 1}]\nhi\n"
+    );
+    let (kind, message) = env.error_of("grep(None)");
+    assert_eq!((kind.as_str(), message.as_str()), ("TypeError", "grep() argument 'pattern' must be str, not NoneType"));
+}
