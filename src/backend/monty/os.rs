@@ -5,7 +5,7 @@ use monty::{OsCall, RunProgress};
 use monty_types::{ExtFunctionResult, MontyException, MontyObject, OsFunctionCall, PrintWriter};
 
 use super::error::{exception, limit_exception};
-use super::run::Printer;
+use super::printer::Printer;
 use crate::sandbox::{Host, LimitHit};
 use crate::tools::workspace::Entry;
 use crate::tools::{ErrorKind, ToolError, files};
