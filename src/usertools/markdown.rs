@@ -446,7 +446,7 @@ impl File<'_> {
     /// Where the block's code runs: JavaScript as agentschema runs it, or one of codeact's own.
     fn language(&mut self, block: &Block) -> Option<Language> {
         let language = match block.language.as_str() {
-            "javascript" | "js" | "node" => Language::JavaScript,
+            "javascript" | "js" => Language::JavaScript,
             "python" | "py" => Language::Python,
             "sh" | "bash" | "shell" => Language::Shell,
             other => {
@@ -706,6 +706,7 @@ mod tests {
             ),
             (format!("{HEAD}## Code\n  ```js\n  module.exports = () => 1;\n  ```\n"), "t", vec!["code-blocks"]),
             (format!("{HEAD}## Code\n```typescript\nexport {{}};\n```\n"), "t", vec!["code-language"]),
+            (format!("{HEAD}## Code\n```node\nmodule.exports = () => 1;\n```\n"), "t", vec!["code-language"]),
             (format!("{HEAD}## Notes\nnone\n"), "t", vec!["code-missing"]),
         ];
         for (text, stem, want) in cases {
