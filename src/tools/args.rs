@@ -65,6 +65,14 @@ pub(crate) fn bind<'a>(
     if let Some(index) = kwargs {
         slots[index] = Some(Value::Dict(extra));
     }
+    // An explicit `None` for a parameter with a default its kind cannot hold (`paths="."`)
+    // means the default, as if left out: a program that passes an optional value through
+    // (`grep(p, paths=where)` with `where = None`) gets what the signature promises.
+    for (param, slot) in params.iter().zip(&mut slots) {
+        if matches!(slot, Some(Value::None)) && param.default.is_literal() && !param.kind.accepts(&Value::None) {
+            *slot = None;
+        }
+    }
     for (param, slot) in params.iter().zip(&slots) {
         match slot {
             None if param.default == ParamDefault::Required => {
@@ -225,6 +233,42 @@ mod tests {
             message(vec![Value::Str("a".into())], vec![("text".into(), Value::Str("b".into()))]),
             "count() got multiple values for argument 'text'"
         );
+    }
+
+    #[test]
+    fn none_for_a_parameter_with_a_default_value_means_the_default() {
+        static SEARCH: [Param; 4] = [
+            Param::required("pattern", Kind::Str, ""),
+            Param::new("paths", Kind::Paths, ParamDefault::Str("."), ""),
+            Param::new("ignore_case", Kind::Bool, ParamDefault::Bool(false), ""),
+            Param::new("max_results", Kind::Int, ParamDefault::Int(1000), ""),
+        ];
+        let signature = Signature { name: "grep", params: &SEARCH, returns: "list[dict]" };
+        let values = |positional: Vec<Value>, keywords: Vec<(&str, Value)>| {
+            let keywords = keywords.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            let args = bind(&signature, positional, keywords).unwrap();
+            SEARCH.iter().map(|p| args.get(&p.name).clone()).collect::<Vec<_>>()
+        };
+        let defaults = vec![Value::Str("x".into()), Value::Str(".".into()), Value::Bool(false), Value::Int(1000)];
+        assert_eq!(values(vec![Value::Str("x".into())], Vec::new()), defaults);
+        assert_eq!(values(vec![Value::Str("x".into())], vec![("paths", Value::None)]), defaults);
+        assert_eq!(values(vec![Value::Str("x".into()), Value::None, Value::None, Value::None], Vec::new()), defaults);
+        assert_eq!(
+            values(
+                Vec::new(),
+                vec![
+                    ("pattern", Value::Str("x".into())),
+                    ("max_results", Value::None),
+                    ("ignore_case", Value::None),
+                    ("paths", Value::None),
+                ]
+            ),
+            defaults
+        );
+        let args = bind(&signature, vec![Value::Str("x".into()), Value::None], Vec::new()).unwrap();
+        assert_eq!(args.passed(), Value::dict([("pattern", Value::Str("x".into()))]), "None means left out");
+        let err = bind(&signature, vec![Value::None], Vec::new()).unwrap_err();
+        assert_eq!(err.message, "grep() argument 'pattern' must be str, not NoneType", "a required one takes no None");
     }
 
     #[test]

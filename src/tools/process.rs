@@ -20,8 +20,10 @@ const MAX_STREAM_BYTES: usize = 1024 * 1024;
 /// Characters of a timed-out command's stdout quoted in the error.
 const PARTIAL_STDOUT: usize = 2000;
 
-/// How long to wait for the pipes to drain after the child has exited.
-const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// How long to wait for the pipes to drain after the child has exited and its group was
+/// killed: only a process that left the group can hold them longer, and a busy machine may
+/// take a good part of a second to end the group and wake the reader.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// A command that runs the program `name` for the tool `tool`, found by [`program::find`]:
 /// from an absolute `PATH` entry, never from `workspace`.

@@ -275,6 +275,12 @@ impl ParamDefault {
         }
     }
 
+    /// Whether the default is a value (`"."`, `0`, `False`) rather than `None` or nothing.
+    #[must_use]
+    pub(crate) fn is_literal(self) -> bool {
+        matches!(self, Self::Str(_) | Self::Int(_) | Self::Bool(_))
+    }
+
     /// Whether an explicit `None` is accepted whatever the kind.
     #[must_use]
     pub(crate) fn accepts_none(self) -> bool {

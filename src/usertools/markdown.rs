@@ -5,11 +5,14 @@
 //! decides where the code runs; a pre-built tool file (`type: agent_toolset_20260401`) names
 //! one of the pre-built tools and nothing else. [`parse_file`] returns the tool and every
 //! problem found, each with its line and rule, so `codeact check` can report them all at once.
+//! The line-by-line reading itself is [`read`]'s; these are the rules over what it reads.
 
-use std::fmt::Write as _;
+mod read;
+
 use std::path::Path;
 
-use yaml_rust2::{Yaml, YamlLoader};
+use read::{Block, Frontmatter, Sections, blocks, cells, yaml_text};
+use yaml_rust2::Yaml;
 
 use super::Problem;
 use crate::tools::builtin::is_reserved;
@@ -106,7 +109,7 @@ pub(crate) struct Parsed {
 /// Parses `text`, the contents of the tool file `path`, whose file name is the tool's name.
 #[must_use]
 pub(crate) fn parse_file(path: &Path, text: &str) -> Parsed {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
+    let text = read::normalized(text);
     let lines: Vec<&str> = text.split('\n').collect();
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut file = File { path, problems: Vec::new() };
@@ -178,35 +181,6 @@ fn prebuilt_names() -> String {
     PREBUILT.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
 }
 
-/// A file's frontmatter, read.
-struct Frontmatter<'a> {
-    map: yaml_rust2::yaml::Hash,
-    /// Its lines, the `---` lines left out; the first is line 2 of the file.
-    lines: Vec<&'a str>,
-    /// The index of the first line after the closing `---`.
-    body_start: usize,
-}
-
-impl Frontmatter<'_> {
-    fn get(&self, key: &str) -> Option<&Yaml> {
-        self.map.get(&Yaml::String(key.into()))
-    }
-
-    /// The line of `key:`, or 1.
-    fn line_of(&self, key: &str) -> usize {
-        self.lines.iter().position(|l| l.starts_with(&format!("{key}:"))).map_or(1, |i| i + 2)
-    }
-}
-
-/// A fenced code block.
-#[derive(Debug, Clone)]
-struct Block {
-    /// The index of the opening fence's line.
-    first_line: usize,
-    language: String,
-    source: String,
-}
-
 /// A file being parsed, and the problems found so far.
 struct File<'a> {
     path: &'a Path,
@@ -224,41 +198,7 @@ impl File<'_> {
 
     /// The frontmatter, when there is one that reads as a YAML mapping.
     fn frontmatter<'t>(&mut self, lines: &[&'t str]) -> Option<Frontmatter<'t>> {
-        if lines.first() != Some(&"---") || lines.len() < 2 {
-            self.error(
-                1,
-                "frontmatter-missing",
-                "must start with YAML frontmatter between `---` lines: the first line is exactly `---`".into(),
-            );
-            return None;
-        }
-        let closing =
-            |line: &&str| line.strip_prefix("---").is_some_and(|rest| rest.trim_matches([' ', '\t']).is_empty());
-        let Some(end) = lines.iter().skip(1).position(closing).map(|i| i + 1) else {
-            self.error(1, "frontmatter-unclosed", "the frontmatter is not closed with a `---` line".into());
-            return None;
-        };
-        let yaml_lines = lines[1..end].to_vec();
-        let docs = match YamlLoader::load_from_str(&yaml_lines.join("\n")) {
-            Ok(docs) => docs,
-            Err(err) => {
-                self.error(err.marker().line() + 1, "yaml-invalid", format!("invalid YAML: {}", err.info()));
-                return None;
-            }
-        };
-        let map = match docs.into_iter().next() {
-            None | Some(Yaml::Null) => yaml_rust2::yaml::Hash::new(),
-            Some(Yaml::Hash(map)) => map,
-            Some(_) => {
-                self.error(
-                    2,
-                    "frontmatter-not-mapping",
-                    "the frontmatter must be a YAML mapping (`key: value` lines)".into(),
-                );
-                return None;
-            }
-        };
-        Some(Frontmatter { map, lines: yaml_lines, body_start: end + 1 })
+        read::frontmatter(lines).map_err(|unread| self.error(unread.line, unread.rule, unread.message)).ok()
     }
 
     /// The kind of tool `type` declares; a problem when it names none.
@@ -446,7 +386,7 @@ impl File<'_> {
     /// Where the block's code runs: JavaScript as agentschema runs it, or one of codeact's own.
     fn language(&mut self, block: &Block) -> Option<Language> {
         let language = match block.language.as_str() {
-            "javascript" | "js" | "node" => Language::JavaScript,
+            "javascript" | "js" => Language::JavaScript,
             "python" | "py" => Language::Python,
             "sh" | "bash" | "shell" => Language::Shell,
             other => {
@@ -466,148 +406,6 @@ impl File<'_> {
     }
 }
 
-/// A file's body split into sections by their `## ` headings, fence-aware.
-struct Sections<'a> {
-    /// Each title (lower case) with its lines (index, text); a later section of one title
-    /// replaces an earlier one.
-    by_title: Vec<(String, Vec<(usize, &'a str)>)>,
-    /// The heading lines (1-based) of `## Code` sections that replaced an earlier one.
-    repeated_code: Vec<usize>,
-}
-
-impl<'a> Sections<'a> {
-    fn split(lines: &[&'a str], start: usize) -> Self {
-        let mut sections = Self { by_title: Vec::new(), repeated_code: Vec::new() };
-        let mut current: Option<usize> = None;
-        let mut fence: Option<&str> = None;
-        // The body is read trimmed: its first line starts at its first non-blank character.
-        let first = (start..lines.len()).find(|&i| !lines[i].trim().is_empty());
-        for (i, &raw) in lines.iter().enumerate().skip(start) {
-            let line = if Some(i) == first { raw.trim_start() } else { raw };
-            if let Some(marker) = fence_marker(line)
-                && fence.is_none_or(|open| open == marker)
-            {
-                fence = if fence.is_some() { None } else { Some(marker) };
-            }
-            if let Some(title) = fence.is_none().then(|| heading(line)).flatten() {
-                if let Some(at) = sections.by_title.iter().position(|(t, _)| *t == title) {
-                    if title == "code" {
-                        sections.repeated_code.push(i + 1);
-                    }
-                    sections.by_title[at].1.clear();
-                    current = Some(at);
-                } else {
-                    sections.by_title.push((title, Vec::new()));
-                    current = Some(sections.by_title.len() - 1);
-                }
-            } else if let Some(current) = current {
-                sections.by_title[current].1.push((i, line));
-            }
-        }
-        sections
-    }
-
-    fn get(&self, title: &str) -> Option<&[(usize, &'a str)]> {
-        self.by_title.iter().find(|(t, _)| t == title).map(|(_, lines)| lines.as_slice())
-    }
-}
-
-/// The title of a `## ` heading, lower case: `##`, blanks, text (agentschema's
-/// `^##\s+(.+?)\s*$`, under which `##` and two blanks is a heading whose title is a blank).
-fn heading(line: &str) -> Option<String> {
-    let rest = line.strip_prefix("##")?;
-    if !rest.starts_with(char::is_whitespace) {
-        return None;
-    }
-    match rest.trim() {
-        "" if rest.chars().count() >= 2 => Some(" ".to_owned()),
-        "" => None,
-        title => Some(title.to_lowercase()),
-    }
-}
-
-/// The fence a line opens or closes: three backticks or tildes at its very start.
-fn fence_marker(line: &str) -> Option<&'static str> {
-    ["```", "~~~"].into_iter().find(|marker| line.starts_with(marker))
-}
-
-/// The fenced blocks among `lines`: an opening fence, its language (letters, digits, `_`, `-`
-/// after optional blanks; the rest of the info string is ignored), and the lines up to a line
-/// holding only the same fence.
-fn blocks(lines: &[(usize, &str)]) -> Vec<Block> {
-    let mut blocks = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let (index, line) = lines[i];
-        // An opening fence needs a line after it.
-        if let Some(marker) = fence_marker(line)
-            && i + 1 < lines.len()
-        {
-            let closes = |l: &str| l.strip_prefix(marker).is_some_and(|rest| rest.trim_matches([' ', '\t']).is_empty());
-            if let Some(close) = (i + 1..lines.len()).find(|&j| closes(lines[j].1)) {
-                let info = line[marker.len()..].trim_start_matches([' ', '\t']);
-                let language: String = info
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-                    .collect::<String>()
-                    .to_lowercase();
-                let source = lines[i + 1..close].iter().fold(String::new(), |mut source, (_, l)| {
-                    let _ = writeln!(source, "{l}");
-                    source
-                });
-                blocks.push(Block { first_line: index, language, source });
-                i = close + 1;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    blocks
-}
-
-/// The cells of a table row: split at pipes not escaped with `\`, each trimmed, `\|`
-/// unescaped, and one pair of surrounding backticks removed.
-fn cells(row: &str) -> Vec<String> {
-    let row = row.trim();
-    let row = row.strip_prefix('|').unwrap_or(row);
-    let row = row.strip_suffix('|').unwrap_or(row);
-    let mut cells = Vec::new();
-    let mut cell = String::new();
-    let mut previous = None;
-    for c in row.chars() {
-        if c == '|' && previous != Some('\\') {
-            cells.push(std::mem::take(&mut cell));
-        } else {
-            cell.push(c);
-        }
-        previous = Some(c);
-    }
-    cells.push(cell);
-    cells
-        .into_iter()
-        .map(|cell| {
-            let cell = cell.trim().replace("\\|", "|");
-            match cell.strip_prefix('`').and_then(|c| c.strip_suffix('`')) {
-                Some(inner) if cell.len() >= 2 => inner.to_owned(),
-                _ => cell,
-            }
-        })
-        .collect()
-}
-
-/// A YAML value as a message shows it.
-fn yaml_text(value: &Yaml) -> String {
-    match value {
-        Yaml::String(s) | Yaml::Real(s) => s.clone(),
-        Yaml::Integer(i) => i.to_string(),
-        Yaml::Boolean(b) => b.to_string(),
-        Yaml::Null => "null".into(),
-        Yaml::Array(_) => "a list".into(),
-        Yaml::Hash(_) => "a mapping".into(),
-        _ => "an unreadable value".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -617,25 +415,6 @@ mod tests {
     }
 
     const HEAD: &str = "---\ntype: custom\nname: t\ndescription: d\n---\n";
-
-    #[test]
-    fn cells_split_at_unescaped_pipes_and_lose_one_pair_of_backticks() {
-        assert_eq!(cells("| `a` | Either `x` \\| `y` | ``raw`` |"), ["a", "Either `x` | `y`", "`raw`"]);
-        assert_eq!(cells("|a|b"), ["a", "b"]);
-        assert_eq!(cells("| `` |"), [""]);
-    }
-
-    #[test]
-    fn sections_ignore_headings_inside_fences_and_the_last_code_wins() {
-        let text = format!(
-            "{HEAD}\n## Notes\n\n~~~markdown\n## Code\n\n```js\nmodule.exports = () => 'example';\n```\n~~~\n\n## Code\n\n```js\nmodule.exports = () => `\n## Result`;\n```\n"
-        );
-        let parsed = parse_file(Path::new("tools/t.md"), &text);
-        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
-        let Some(ToolFile::Custom(tool)) = parsed.tool else { panic!("no tool") };
-        assert_eq!(tool.code.source, "module.exports = () => `\n## Result`;\n");
-        assert_eq!(tool.code.first_line, 20);
-    }
 
     #[test]
     fn two_code_sections_use_the_last_with_a_warning() {
@@ -649,12 +428,6 @@ mod tests {
             (tool.code.source.as_str(), tool.code.language),
             ("module.exports = () => 2;\n", Language::JavaScript)
         );
-    }
-
-    #[test]
-    fn a_bom_and_crlf_are_read_through() {
-        let text = format!("\u{feff}{HEAD}## Code\n```js\nmodule.exports = () => 1;\n```\n").replace('\n', "\r\n");
-        assert_eq!(rules(&text), Vec::<&str>::new());
     }
 
     #[test]
@@ -706,6 +479,7 @@ mod tests {
             ),
             (format!("{HEAD}## Code\n  ```js\n  module.exports = () => 1;\n  ```\n"), "t", vec!["code-blocks"]),
             (format!("{HEAD}## Code\n```typescript\nexport {{}};\n```\n"), "t", vec!["code-language"]),
+            (format!("{HEAD}## Code\n```node\nmodule.exports = () => 1;\n```\n"), "t", vec!["code-language"]),
             (format!("{HEAD}## Notes\nnone\n"), "t", vec!["code-missing"]),
         ];
         for (text, stem, want) in cases {

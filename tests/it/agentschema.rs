@@ -25,10 +25,6 @@ const EXTENSIONS: &[(&str, &str)] = &[
     ("python-code", "```python / ```py code blocks run in the sandbox; their syntax is checked with codeact's parser"),
     ("shell-code", "```sh / ```bash / ```shell code blocks run on the host under sh, the input as JSON on stdin"),
     (
-        "node-alias",
-        "```node is accepted as another name for ```javascript (such files do not port back to agentschema)",
-    ),
-    (
         "name-reserved",
         "a custom tool may not take the name of one of codeact's own tools or Python names (view, sql, print, …)",
     ),

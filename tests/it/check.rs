@@ -54,3 +54,18 @@ fn without_paths_check_reads_the_user_and_project_config_dirs() {
         )
     );
 }
+
+#[test]
+fn a_node_code_block_is_a_problem_with_its_line_as_agentschema_says() {
+    let text = "---\ntype: custom\nname: echo\ndescription: Echo the text back.\n---\n\n## Code\n\n```node\n\
+                module.exports = async ({ text }) => text;\n```\n";
+    let env = TestEnv::new().file("tools/echo.md", text);
+    let out = env.run(&["check", "tools"], "").code(4);
+    let shown = out.stdout.replace(&format!("{}/", env.workspace().display()), "");
+    assert_eq!(
+        shown,
+        "tools/echo.md:9: the code must be JavaScript (```javascript), not `node`; codeact also runs ```python, \
+         ```sh and ```bash\n"
+    );
+    assert_eq!(out.stderr, "1 error(s), 0 warning(s) in 1 location(s) checked\n");
+}

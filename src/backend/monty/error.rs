@@ -6,11 +6,13 @@ use std::fmt::Write as _;
 
 use monty_types::{ExcType, MontyException, StackFrame};
 
-use super::run::SCRIPT_NAME;
 use crate::sandbox::capture::shorten;
 use crate::sandbox::outcome::MAX_MESSAGE;
 use crate::sandbox::{Host, LimitHit, ProgramError};
 use crate::tools::{ErrorKind, ToolError};
+
+/// The name tracebacks give the program.
+pub(super) const SCRIPT_NAME: &str = "<program>";
 
 /// The uncatchable exception that ends a run at a limit.
 pub(super) fn limit_exception(host: &Host, hit: LimitHit) -> MontyException {

@@ -4,6 +4,7 @@
 mod convert;
 mod error;
 mod os;
+mod printer;
 mod run;
 
 pub(crate) use run::{VERSION, run, run_tool, syntax_error};

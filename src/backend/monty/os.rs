@@ -1,11 +1,18 @@
 //! Monty's OS calls: `open()`, `pathlib` and `os` pause the interpreter, and only read-only
 //! file access inside the workspace is served, through the same confinement as the tools.
+//! `open()` for reading answers with a handle that holds no host file: each read of it comes
+//! back here as a `Path.read_text` or `Path.read_bytes` of the same path.
+
+use std::borrow::Cow;
 
 use monty::{OsCall, RunProgress};
-use monty_types::{ExtFunctionResult, MontyException, MontyObject, OsFunctionCall, PrintWriter};
+use monty_types::{
+    ExtFunctionResult, FileMode, MontyException, MontyFileHandle, MontyObject, OpenCallArgs, OsFunctionCall,
+    PrintWriter,
+};
 
 use super::error::{exception, limit_exception};
-use super::run::Printer;
+use super::printer::Printer;
 use crate::sandbox::{Host, LimitHit};
 use crate::tools::workspace::Entry;
 use crate::tools::{ErrorKind, ToolError, files};
@@ -54,12 +61,26 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
         OsFunctionCall::Getenv(_) | OsFunctionCall::GetEnviron => Err(ToolError::permission(
             "environment variables are not readable inside codeact; pass values in the program text",
         )),
-        OsFunctionCall::Open(_)
-        | OsFunctionCall::IsSymlink(_)
+        OsFunctionCall::Open(OpenCallArgs { path, mode: mode @ FileMode::Read(_) }) => {
+            // Opened once here so a missing file or a directory fails at `open()`, as in CPython.
+            ws.confine(path)
+                .and_then(|rel| ws.open_regular(&rel))
+                .map(|_| MontyObject::FileHandle(MontyFileHandle { path: path.to_string(), mode: *mode, position: 0 }))
+        }
+        OsFunctionCall::IsSymlink(_)
         | OsFunctionCall::Stat(_)
         | OsFunctionCall::Resolve(_)
         | OsFunctionCall::Absolute(_) => Err(refused(&call, ErrorKind::Permission, READ_INSTEAD)),
-        OsFunctionCall::WriteText(_)
+        OsFunctionCall::Open(OpenCallArgs {
+            mode:
+                FileMode::ReadUpdate(_)
+                | FileMode::Write(_)
+                | FileMode::WriteUpdate(_)
+                | FileMode::Append(_)
+                | FileMode::AppendUpdate(_),
+            ..
+        })
+        | OsFunctionCall::WriteText(_)
         | OsFunctionCall::AppendText(_)
         | OsFunctionCall::WriteBytes(_)
         | OsFunctionCall::AppendBytes(_)
@@ -80,5 +101,9 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
 
 /// The error for an OS call that is not served, saying what to do `instead`.
 fn refused(call: &OsCall, kind: ErrorKind, instead: &str) -> ToolError {
-    ToolError::new(kind, format!("{} is not available inside codeact; {instead}", call.function_call.name()))
+    let name = match &call.function_call {
+        OsFunctionCall::Open(args) => Cow::Owned(format!("open() with mode '{}'", args.mode.as_str())),
+        other => Cow::Borrowed(other.name()),
+    };
+    ToolError::new(kind, format!("{name} is not available inside codeact; {instead}"))
 }

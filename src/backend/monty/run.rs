@@ -20,7 +20,6 @@
 //! A tool's result is refused before it is converted when it cannot fit in what is left of the
 //! limit.
 
-use std::borrow::Cow;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -28,18 +27,16 @@ use std::time::{Duration, Instant};
 use monty::{FunctionCall, MontyRun, NameLookup, RunProgress};
 use monty_types::{
     BASELINE_MEMORY, CompileOptions, ExcType, ExtFunctionResult, LIVE_MEMORY, MontyException, MontyObject,
-    NameLookupResult, PrintWriter, PrintWriterCallback, ResourceLimits, ResourceTracker,
+    NameLookupResult, PrintWriter, ResourceLimits, ResourceTracker,
 };
 
 use super::convert::{from_value, key_name, python_repr, to_value};
-use super::error::{compile_error, exception, limit_exception, runtime_error};
+use super::error::{SCRIPT_NAME, compile_error, exception, limit_exception, runtime_error};
 use super::os::os_call;
-use crate::sandbox::live::{MemoryProbe, lock};
+use super::printer::Printer;
+use crate::sandbox::live::MemoryProbe;
 use crate::sandbox::{Capture, Dispatch, Host, LimitHit, Outcome, ProgramError, memory};
 use crate::tools::{ErrorKind, ToolError, Value};
-
-/// The name tracebacks give the program.
-pub(super) const SCRIPT_NAME: &str = "<program>";
 
 /// Stack for the interpreter thread: deep recursion must reach `RecursionError` first.
 const STACK_BYTES: usize = 256 * 1024 * 1024;
@@ -142,7 +139,7 @@ fn drive(
     host: &mut Host,
     capture: &Mutex<Capture>,
 ) -> Result<MontyObject, ProgramError> {
-    let mut printer = Printer { capture };
+    let mut printer = Printer::new(capture);
     let (max_memory, max_recursion) = (host.limits().max_memory, host.limits().max_recursion);
     let memory_armed = arm_memory(max_memory);
     if memory_armed {
@@ -221,23 +218,6 @@ fn name_lookup(lookup: NameLookup, host: &mut Host, printer: &mut Printer<'_>) -
         NameLookupResult::Error(exception(&host.unknown_name(&lookup.name)))
     };
     lookup.resume(answer, PrintWriter::Callback(printer))
-}
-
-/// Sends `print()` output into the run's output budget, where the watchdog can read it too.
-pub(super) struct Printer<'a> {
-    capture: &'a Mutex<Capture>,
-}
-
-impl PrintWriterCallback for Printer<'_> {
-    fn stdout_write(&mut self, output: Cow<'_, str>) -> Result<(), MontyException> {
-        lock(self.capture).push(&output);
-        Ok(())
-    }
-
-    fn stdout_push(&mut self, end: char) -> Result<(), MontyException> {
-        lock(self.capture).push(end.encode_utf8(&mut [0; 4]));
-        Ok(())
-    }
 }
 
 fn remaining(host: &Host) -> Duration {
