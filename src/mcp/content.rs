@@ -1,5 +1,5 @@
-//! What MCP results mean as Python values: the entries of the lists a program gets (tools,
-//! resources, resource templates, prompts), a tool's result, the text of a failed call, a read
+//! What MCP results mean as Python values: the entries of the lists a program gets
+//! (resources, resource templates, prompts), a tool's result, the text of a failed call, a read
 //! resource and a fetched prompt.
 //!
 //! Pure functions over JSON as rmcp serializes it (camelCase, as on the wire); no I/O. The
@@ -19,31 +19,6 @@ use crate::tools::Value;
 
 /// Validation errors quoted when structured content does not match its schema.
 const ERRORS_SHOWN: usize = 2;
-
-/// One entry of `mcp_tools(server)`, from a `tools/list` tool: `{"name", "title",
-/// "description", "input_schema", "output_schema", "annotations"}`.
-///
-/// `title` falls back to `annotations.title`, as the spec orders display names. A tool without
-/// an `inputSchema` gets `{"type": "object"}`: one such tool must not disable its server.
-#[must_use]
-pub(crate) fn tool_entry(tool: &Json) -> Json {
-    let title = match tool.get("title") {
-        Some(title) if !title.is_null() => title.clone(),
-        _ => field(&tool["annotations"], "title"),
-    };
-    let input_schema = match tool.get("inputSchema") {
-        Some(schema) if schema.is_object() => schema.clone(),
-        _ => json!({"type": "object"}),
-    };
-    json!({
-        "name": tool["name"],
-        "title": title,
-        "description": description(tool),
-        "input_schema": input_schema,
-        "output_schema": field(tool, "outputSchema"),
-        "annotations": field(tool, "annotations"),
-    })
-}
 
 /// One entry of a server's resources: `{"uri", "name", "title", "description", "mime_type"}`.
 #[must_use]
@@ -156,6 +131,7 @@ impl OutputCheck {
 }
 
 /// [`OutputCheck::tool_result`] with the schema compiled for this one call.
+#[cfg(test)]
 pub(crate) fn tool_result(result: &Json, output_schema: Option<&Json>) -> Result<Value, String> {
     OutputCheck::new(output_schema).tool_result(result)
 }
@@ -376,41 +352,6 @@ mod tests {
 
     fn str(text: &str) -> Value {
         Value::Str(text.into())
-    }
-
-    #[test]
-    fn a_tool_entry_has_every_key_in_order() {
-        let tool = json!({
-            "name": "add", "title": "Add", "description": "Adds.",
-            "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}},
-            "outputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}
-        });
-        let entry = tool_entry(&tool);
-        assert_eq!(
-            entry,
-            json!({
-                "name": "add", "title": "Add", "description": "Adds.",
-                "input_schema": {"type": "object", "properties": {"a": {"type": "integer"}}},
-                "output_schema": {"type": "object"}, "annotations": {"readOnlyHint": true}
-            })
-        );
-        let keys: Vec<&String> = entry.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["name", "title", "description", "input_schema", "output_schema", "annotations"]);
-    }
-
-    #[test]
-    fn a_tool_without_schema_or_description_gets_defaults() {
-        assert_eq!(
-            tool_entry(&json!({"name": "ping"})),
-            json!({"name": "ping", "title": null, "description": "", "input_schema": {"type": "object"},
-                   "output_schema": null, "annotations": null})
-        );
-    }
-
-    #[test]
-    fn a_tool_title_falls_back_to_its_annotations() {
-        let entry = tool_entry(&json!({"name": "ping", "annotations": {"title": "Ping"}}));
-        assert_eq!(entry["title"], "Ping");
     }
 
     #[test]
