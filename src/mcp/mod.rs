@@ -8,7 +8,10 @@ pub(crate) mod content;
 mod handler;
 mod helper;
 mod http;
+pub(crate) mod keywords;
 mod listed;
+pub(crate) mod output;
+mod python_repr;
 pub(crate) mod schema;
 mod stdio;
 

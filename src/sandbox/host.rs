@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::live::Live;
 use crate::catalog::{Catalog, McpFunction, Tool};
 use crate::limits::{Limits, format_seconds, format_size};
-use crate::mcp::{Mcp, McpHelper, schema};
+use crate::mcp::{Mcp, McpHelper, keywords};
 use crate::tools::args::{self, Args};
 use crate::tools::{ErrorKind, ToolContext, ToolError, Value};
 use crate::usertools::call;
@@ -231,7 +231,7 @@ impl Host {
     /// An MCP server's function, or one of the MCP helpers.
     fn mcp_function(&mut self, function: &McpFunction, args: &Args<'_>) -> Result<Value, ToolError> {
         let deadline = self.ctx.deadline;
-        let arguments = |name: &str| schema::json_arguments(name, args.extra()).map_err(ToolError::type_error);
+        let arguments = |name: &str| keywords::json_arguments(name, args.extra()).map_err(ToolError::type_error);
         let helper = match function {
             McpFunction::Tool { server, tool, function, .. } => {
                 return self.mcp.call(server, tool, arguments(function)?, deadline);

@@ -17,10 +17,10 @@ use serde_json::Value as Json;
 
 use super::errors::causes;
 use crate::mcp::config::{Server, Transport};
-use crate::mcp::content::OutputCheck;
 use crate::mcp::handler::Client;
 use crate::mcp::http;
 use crate::mcp::listed::ListedTool;
+use crate::mcp::output::OutputCheck;
 use crate::mcp::schema::ArgumentCheck;
 use crate::mcp::stdio::{self, Process, SharedNotes};
 use crate::tools::network::NetworkPolicy;
