@@ -49,7 +49,7 @@ impl OutputCheck {
     /// mismatch is `Err` with the first errors), and unwrapped from `{"result": …}` when the
     /// schema is [the SDK's wrapper](is_result_wrapper). Otherwise the content blocks: their
     /// text joined by newlines when all are text (or there are none), else a list of one dict
-    /// per block (see [`block`]).
+    /// per block (see [`content::content_value`]).
     pub(crate) fn tool_result(&self, result: &Json) -> Result<Value, String> {
         match result.get("structuredContent") {
             Some(structured) if !structured.is_null() => {

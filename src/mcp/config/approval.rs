@@ -78,7 +78,7 @@ fn fields(entry: &Value, transport: &Transport, env_file: Option<&EnvFile>) -> V
     lines
 }
 
-/// What the user approves of a workspace config file, and what [`load`] checks against it: one
+/// What the user approves of a workspace config file, and what [`load`](super::load::load) checks against it: one
 /// function for both, so `codeact trust` and the loader cannot disagree.
 #[derive(Debug)]
 pub(crate) struct Approval {

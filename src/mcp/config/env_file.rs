@@ -1,6 +1,6 @@
 //! An entry's `envFile`: where it lies ([`place`]), which decides whose it is, and the
 //! `KEY=VALUE` lines it holds. One inside the workspace is the repository's and is approved with
-//! the config file ([`super::approval`]); one outside is the user's own and is read as it is;
+//! the config file ([`approval`](mod@super::approval)); one outside is the user's own and is read as it is;
 //! one reached through a symbolic link inside the workspace is never read.
 
 use std::collections::BTreeMap;
@@ -43,7 +43,7 @@ impl EnvState {
         }
     }
 
-    /// Its tag in [`Approval::content`].
+    /// Its tag in [`Approval::content`](super::approval::Approval::content).
     pub(super) fn tag(&self) -> &'static str {
         match self {
             Self::Read(_) => "file",
@@ -121,7 +121,7 @@ pub(super) fn place(workspace: &Path, path: &str) -> Place {
 /// The variables of the dotenv file an entry's `envFile` names (`configured`, which expanded to
 /// `path`, relative to the workspace), noting each value in `expanded`: they are as secret as
 /// the environment's. Messages name the path as configured. One inside the workspace is taken
-/// from what the user approved when there is an approval ([`approval`]); one reached through a
+/// from what the user approved when there is an approval ([`approval`](fn@super::approval::approval)); one reached through a
 /// symbolic link inside the workspace is refused.
 pub(super) fn env_file(
     configured: &str,

@@ -82,7 +82,7 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Res
     expand_into(text, &vars, &mut Vec::new()).map_err(|fault| fault.message)
 }
 
-/// [`expand`], noting in `expanded` each value put in, with the text that named it.
+/// `expand`, noting in `expanded` each value put in, with the text that named it.
 pub(super) fn expand_into(text: &str, vars: &Vars<'_>, expanded: &mut Vec<(String, String)>) -> Result<String, Fault> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;

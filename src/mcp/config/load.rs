@@ -1,7 +1,7 @@
 //! Where MCP servers are configured and which wins: `<workspace>/.mcp.json`,
 //! `<workspace>/.vscode/mcp.json`, `<workspace>/.github/copilot/mcp.json`, then
 //! `$COPILOT_HOME/mcp-config.json`, earlier sources winning on a name clash. A workspace file is
-//! read only when the user trusts its content ([`super::approval`]); what cannot be read or
+//! read only when the user trusts its content ([`approval`](mod@super::approval)); what cannot be read or
 //! used is kept as a [`BadEntry`], and a disabled server takes its name without starting.
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! MCP server configuration, merged from the places editors and Copilot CLI keep it: where it is
-//! and which file wins ([`load`]), one entry read into a server ([`entry`]), variables expanded
+//! and which file wins ([`load`](mod@load)), one entry read into a server ([`entry`](mod@entry)), variables expanded
 //! and redacted again ([`expand`]), the `envFile`s entries name ([`env_file`]), and what the user
-//! approves of a workspace file ([`approval`]).
+//! approves of a workspace file ([`approval`](mod@approval)).
 //!
 //! The workspace's files come with the repository: each is used only when the user trusts its
 //! content (`codeact trust`), so an untrusted file's servers are never expanded or started (a
