@@ -207,3 +207,20 @@ pub(super) async fn list_tools(service: &Service) -> Result<Vec<ListedTool>, Ser
     }
     Ok(tools)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_answer_that_cannot_be_written_as_json_is_an_error_not_null() {
+        // JSON objects have string keys only.
+        let pairs = BTreeMap::from([((1, 2), "three")]);
+        assert!(matches!(json_of(pairs), Err(ServiceError::UnexpectedResponse)));
+        assert!(matches!(json_of(BTreeMap::from([("a", 1)])), Ok(value) if value == json!({"a": 1})));
+    }
+}
