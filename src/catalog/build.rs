@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 use super::entry::{DropIn, McpFunction, Tool};
 use super::filter::ToolFilter;
 use super::index::Catalog;
-use crate::mcp::Mcp;
+use crate::mcp::{Mcp, McpHelper};
 use crate::tools::builtin::{BUILTINS, is_reserved};
 use crate::tools::github::GITHUB_API;
-use crate::tools::mcp as mcp_helpers;
 use crate::tools::network::NetworkPolicy;
 use crate::trust::Approved;
 use crate::usertools::dirs::{Origin, ToolDir, workspace_item};
@@ -109,7 +108,7 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
     };
     // Lazily, the helpers are offered whenever a server is configured; probing, when one answered.
     if listed.as_ref().is_none_or(|servers| !servers.is_empty()) {
-        for helper in mcp_helpers::HELPERS {
+        for helper in McpHelper::ALL {
             building.offer(Tool::Mcp(Arc::new(McpFunction::Helper(helper))));
         }
     }

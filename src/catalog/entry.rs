@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{Value as Json, json};
 
+use crate::mcp::McpHelper;
 use crate::tools::builtin::Builtin;
-use crate::tools::spec::ToolSpec;
 use crate::tools::spec::{KEYWORDS_ONLY, Signature};
 use crate::usertools::load::UserTool;
 
@@ -39,7 +39,7 @@ pub(crate) struct DropIn {
 #[derive(Debug, Clone)]
 pub(crate) enum McpFunction {
     /// One of the helpers (`mcp_call`, `mcp_tools`, `mcp_resources`, …), by what it takes.
-    Helper(&'static ToolSpec),
+    Helper(McpHelper),
     /// `<server>__<tool>(**arguments)`.
     Tool { function: String, server: String, tool: String, description: String, input_schema: Json },
 }
@@ -47,7 +47,7 @@ pub(crate) enum McpFunction {
 impl PartialEq for McpFunction {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
-            (Self::Helper(a), Self::Helper(b)) => a.name == b.name,
+            (Self::Helper(a), Self::Helper(b)) => a == b,
             (Self::Tool { function: a, server: x, .. }, Self::Tool { function: b, server: y, .. }) => a == b && x == y,
             _ => false,
         }
@@ -94,7 +94,7 @@ impl Tool {
             Self::Markdown(tool) => tool.signature(),
             Self::DropIn(dropin) => Signature { name: &dropin.name, params: &KEYWORDS_ONLY, returns: "Any" },
             Self::Mcp(function) => match function.as_ref() {
-                McpFunction::Helper(spec) => spec.signature(),
+                McpFunction::Helper(helper) => helper.spec().signature(),
                 McpFunction::Tool { function, .. } => {
                     Signature { name: function, params: &KEYWORDS_ONLY, returns: "Any" }
                 }
@@ -124,7 +124,7 @@ impl Tool {
                 (dropin.description.as_str(), None, Source::File(&dropin.path), dropin.parameters.clone())
             }
             Self::Mcp(function) => match function.as_ref() {
-                McpFunction::Helper(spec) => (spec.description, None, Source::Builtin, None),
+                McpFunction::Helper(helper) => (helper.spec().description, None, Source::Builtin, None),
                 McpFunction::Tool { server, description, input_schema, .. } => {
                     (description.as_str(), None, Source::Mcp(server), Some(input_schema.clone()))
                 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::entry::{McpFunction, Tool};
-use crate::mcp::function_name;
+use crate::mcp::{ListedTool, McpHelper, function_name};
 use crate::tools::{ErrorKind, ToolError};
 
 /// The tools offered here.
@@ -28,19 +28,19 @@ impl Catalog {
 
     /// Adds the tools `server` listed, each as its function (`function` in the listing; a tool
     /// without one is reached through `mcp_call` only), in place of what it listed before.
-    pub(crate) fn add_server(&mut self, server: &str, tools: &[serde_json::Value]) {
+    pub(crate) fn add_server(&mut self, server: &str, tools: &[ListedTool]) {
         if !self.servers.iter().any(|s| s == server) {
             self.servers.push(server.to_owned());
         }
         self.tools.retain(|t| t.server() != Some(server));
         for listed in tools {
-            let (Some(tool), Some(function)) = (listed["name"].as_str(), listed["function"].as_str()) else { continue };
+            let Some(function) = &listed.function else { continue };
             self.tools.push(Tool::Mcp(Arc::new(McpFunction::Tool {
-                function: function.to_owned(),
+                function: function.clone(),
                 server: server.to_owned(),
-                tool: tool.to_owned(),
-                description: listed["description"].as_str().unwrap_or_default().to_owned(),
-                input_schema: listed["input_schema"].clone(),
+                tool: listed.name.clone(),
+                description: listed.description.clone(),
+                input_schema: listed.input_schema.clone(),
             })));
         }
     }
@@ -66,7 +66,20 @@ impl Catalog {
     /// Whether MCP functions are offered, so that `<server>__<tool>` names resolve on use.
     #[must_use]
     pub(crate) fn offers_mcp(&self) -> bool {
-        self.tools.iter().any(|t| matches!(t.name(), "mcp_call") && matches!(t, Tool::Mcp(_)))
+        self.tools.iter().any(|t| match t {
+            Tool::Mcp(function) => match function.as_ref() {
+                McpFunction::Helper(helper) => match helper {
+                    McpHelper::Call => true,
+                    McpHelper::Tools
+                    | McpHelper::Resources
+                    | McpHelper::ReadResource
+                    | McpHelper::Prompts
+                    | McpHelper::GetPrompt => false,
+                },
+                McpFunction::Tool { .. } => false,
+            },
+            Tool::Builtin(_) | Tool::Markdown(_) | Tool::DropIn(_) => false,
+        })
     }
 
     /// Each listed MCP server with its tools' function-name suffixes (`get-sum` → `get_sum`).

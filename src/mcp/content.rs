@@ -1,6 +1,6 @@
-//! What MCP results mean as Python values: the entries of the lists a program gets (tools,
-//! resources, resource templates, prompts), a tool's result, the text of a failed call, a read
-//! resource and a fetched prompt.
+//! What MCP results mean as Python values: the entries of the lists a program gets
+//! (resources, resource templates, prompts), a tool's content blocks, the text of a failed
+//! call, a read resource and a fetched prompt.
 //!
 //! Pure functions over JSON as rmcp serializes it (camelCase, as on the wire); no I/O. The
 //! shapes follow three rules:
@@ -11,39 +11,12 @@
 //! - binary data (an image's, audio's or blob's) is `bytes`, base64-decoded; data that does not
 //!   decode stays the `str` the server sent.
 
-use jsonschema::Validator;
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde_json::{Value as Json, json};
 
-use super::schema;
 use crate::tools::Value;
-
-/// Validation errors quoted when structured content does not match its schema.
-const ERRORS_SHOWN: usize = 2;
-
-/// One entry of `mcp_tools(server)`, from a `tools/list` tool: `{"name", "title",
-/// "description", "input_schema", "output_schema", "annotations"}`.
-///
-/// `title` falls back to `annotations.title`, as the spec orders display names. A tool without
-/// an `inputSchema` gets `{"type": "object"}`: one such tool must not disable its server.
-#[must_use]
-pub(crate) fn tool_entry(tool: &Json) -> Json {
-    let title = match tool.get("title") {
-        Some(title) if !title.is_null() => title.clone(),
-        _ => field(&tool["annotations"], "title"),
-    };
-    let input_schema = match tool.get("inputSchema") {
-        Some(schema) if schema.is_object() => schema.clone(),
-        _ => json!({"type": "object"}),
-    };
-    json!({
-        "name": tool["name"],
-        "title": title,
-        "description": description(tool),
-        "input_schema": input_schema,
-        "output_schema": field(tool, "outputSchema"),
-        "annotations": field(tool, "annotations"),
-    })
-}
 
 /// One entry of a server's resources: `{"uri", "name", "title", "description", "mime_type"}`.
 #[must_use]
@@ -94,70 +67,17 @@ pub(crate) fn prompt_entry(prompt: &Json) -> Value {
     }))
 }
 
-/// The Python SDK's wrapping of a plain return value (`-> int`, `-> str`…): an object schema
-/// whose only property, and only required one, is `result`. Its `title` usually ends in
-/// `Output`, which is not relied on.
+/// A result's content blocks as a value: their text joined by newlines when all are text (or
+/// there are none), else a list of one dict per block (see [`block`]).
 #[must_use]
-pub(crate) fn is_result_wrapper(output_schema: &Json) -> bool {
-    let object = output_schema.get("type").is_none_or(|kind| kind == "object");
-    let properties = output_schema.get("properties").and_then(Json::as_object);
-    object
-        && properties.is_some_and(|properties| properties.len() == 1 && properties.contains_key("result"))
-        && output_schema.get("required") == Some(&json!(["result"]))
-}
-
-/// A tool's output schema, compiled once: hold one per tool and call
-/// [`OutputCheck::tool_result`] for every call.
-///
-/// A schema that does not compile (invalid, or with a `$ref` that cannot be resolved offline) is
-/// treated as absent, wrapper or not: a server's broken schema must not fail its calls.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct OutputCheck {
-    validator: Option<Validator>,
-    wrapper: bool,
-}
-
-impl OutputCheck {
-    #[must_use]
-    pub(crate) fn new(output_schema: Option<&Json>) -> Self {
-        let Some((schema, validator)) = output_schema.and_then(|s| schema::compile(s).map(|v| (s, v))) else {
-            return Self::default();
-        };
-        Self { validator: Some(validator), wrapper: is_result_wrapper(schema) }
+pub(crate) fn content_value(result: &Json) -> Value {
+    let blocks = blocks(result);
+    if blocks.iter().all(|b| b["type"] == "text") {
+        let texts: Vec<&str> = blocks.iter().map(|b| b["text"].as_str().unwrap_or_default()).collect();
+        Value::Str(texts.join("\n"))
+    } else {
+        Value::List(blocks.iter().map(|b| block(b, false)).collect())
     }
-
-    /// The value of a tool result that is not `isError`.
-    ///
-    /// Structured content, when present, is the value: checked against the output schema (a
-    /// mismatch is `Err` with the first errors), and unwrapped from `{"result": …}` when the
-    /// schema is [the SDK's wrapper](is_result_wrapper). Otherwise the content blocks: their
-    /// text joined by newlines when all are text (or there are none), else a list of one dict
-    /// per block (see [`block`]).
-    pub(crate) fn tool_result(&self, result: &Json) -> Result<Value, String> {
-        match result.get("structuredContent") {
-            Some(structured) if !structured.is_null() => {
-                if let Some(validator) = &self.validator {
-                    mismatch(validator, structured)?;
-                }
-                let unwrapped = if self.wrapper { structured.get("result") } else { None };
-                Ok(Value::from_json(unwrapped.unwrap_or(structured)))
-            }
-            _ => {
-                let blocks = blocks(result);
-                if blocks.iter().all(|b| b["type"] == "text") {
-                    let texts: Vec<&str> = blocks.iter().map(|b| b["text"].as_str().unwrap_or_default()).collect();
-                    Ok(Value::Str(texts.join("\n")))
-                } else {
-                    Ok(Value::List(blocks.iter().map(|b| block(b, false)).collect()))
-                }
-            }
-        }
-    }
-}
-
-/// [`OutputCheck::tool_result`] with the schema compiled for this one call.
-pub(crate) fn tool_result(result: &Json, output_schema: Option<&Json>) -> Result<Value, String> {
-    OutputCheck::new(output_schema).tool_result(result)
 }
 
 /// A tool result as one text, for the message of a call that failed (`isError`): text blocks as
@@ -281,30 +201,6 @@ fn summary(block: &Json) -> Option<String> {
     })
 }
 
-/// `Err` with the first errors of `structured` against the output schema, each as
-/// `<JSON pointer>: <what>` (the pointer left out at the top level).
-fn mismatch(validator: &Validator, structured: &Json) -> Result<(), String> {
-    if validator.is_valid(structured) {
-        return Ok(());
-    }
-    let errors: Vec<String> = validator
-        .iter_errors(structured)
-        .map(|error| {
-            let what = schema::describe(&error);
-            match error.instance_path().as_str() {
-                "" => what,
-                pointer => format!("{pointer}: {what}"),
-            }
-        })
-        .collect();
-    let mut shown: Vec<String> = errors.iter().take(ERRORS_SHOWN).cloned().collect();
-    if errors.len() > ERRORS_SHOWN {
-        shown.push(format!("and {} more", errors.len() - ERRORS_SHOWN));
-    }
-    let shown = shown.join("; ");
-    Err(format!("returned structured content that does not match its output schema: {shown}"))
-}
-
 /// `object[key]`, or `null` when missing.
 fn field(object: &Json, key: &str) -> Json {
     object.get(key).cloned().unwrap_or(Json::Null)
@@ -326,42 +222,29 @@ fn binary(data: &Json) -> Value {
     }
 }
 
+/// Base64 as MCP servers write it: RFC 4648's standard alphabet, padding optional, and bits
+/// left over after the last byte not checked.
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
 /// Decodes base64 (RFC 4648, standard or URL-safe alphabet), padding optional, ASCII whitespace
-/// skipped; `None` for anything else.
+/// skipped; `None` for anything else. URL-safe characters are read as their standard twins, so
+/// either alphabet decodes.
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut buffer, mut bits, mut sextets, mut padding) = (0u32, 0u32, 0usize, 0usize);
-    for byte in text.bytes() {
-        if byte.is_ascii_whitespace() {
-            continue;
-        }
-        if byte == b'=' {
-            padding += 1;
-            continue;
-        }
-        if padding > 0 {
-            return None;
-        }
-        let sextet = match byte {
-            b'A'..=b'Z' => byte - b'A',
-            b'a'..=b'z' => byte - b'a' + 26,
-            b'0'..=b'9' => byte - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        buffer = (buffer << 6) | u32::from(sextet);
-        bits += 6;
-        sextets += 1;
-        if bits >= 8 {
-            bits -= 8;
-            let [decoded, ..] = (buffer >> bits).to_le_bytes();
-            out.push(decoded);
-            buffer &= (1 << bits) - 1;
-        }
-    }
-    let complete = padding == 0 || (padding <= 2 && (sextets + padding) % 4 == 0);
-    (sextets % 4 != 1 && complete).then_some(out)
+    let standard: Vec<u8> = text
+        .bytes()
+        .filter(|byte| !byte.is_ascii_whitespace())
+        .map(|byte| match byte {
+            b'-' => b'+',
+            b'_' => b'/',
+            other => other,
+        })
+        .collect();
+    BASE64.decode(standard).ok()
 }
 
 #[cfg(test)]
@@ -369,6 +252,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::mcp::output::tool_result;
 
     /// A real 1×1 PNG (70 bytes).
     const PIXEL: &str =
@@ -376,101 +260,6 @@ mod tests {
 
     fn str(text: &str) -> Value {
         Value::Str(text.into())
-    }
-
-    #[test]
-    fn a_tool_entry_has_every_key_in_order() {
-        let tool = json!({
-            "name": "add", "title": "Add", "description": "Adds.",
-            "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}},
-            "outputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}
-        });
-        let entry = tool_entry(&tool);
-        assert_eq!(
-            entry,
-            json!({
-                "name": "add", "title": "Add", "description": "Adds.",
-                "input_schema": {"type": "object", "properties": {"a": {"type": "integer"}}},
-                "output_schema": {"type": "object"}, "annotations": {"readOnlyHint": true}
-            })
-        );
-        let keys: Vec<&String> = entry.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["name", "title", "description", "input_schema", "output_schema", "annotations"]);
-    }
-
-    #[test]
-    fn a_tool_without_schema_or_description_gets_defaults() {
-        assert_eq!(
-            tool_entry(&json!({"name": "ping"})),
-            json!({"name": "ping", "title": null, "description": "", "input_schema": {"type": "object"},
-                   "output_schema": null, "annotations": null})
-        );
-    }
-
-    #[test]
-    fn a_tool_title_falls_back_to_its_annotations() {
-        let entry = tool_entry(&json!({"name": "ping", "annotations": {"title": "Ping"}}));
-        assert_eq!(entry["title"], "Ping");
-    }
-
-    #[test]
-    fn the_python_sdk_wrapper_is_recognised() {
-        let wrapper = json!({"type": "object", "title": "addOutput", "properties": {"result": {"type": "integer"}},
-                             "required": ["result"]});
-        assert!(is_result_wrapper(&wrapper));
-        assert!(is_result_wrapper(&json!({"properties": {"result": {}}, "required": ["result"]})));
-        assert!(!is_result_wrapper(&json!({"type": "object", "properties": {"result": {}}})));
-        assert!(!is_result_wrapper(&json!({"type": "object", "properties": {"result": {}, "n": {}},
-                                           "required": ["result"]})));
-        assert!(!is_result_wrapper(&json!({"type": "array", "properties": {"result": {}}, "required": ["result"]})));
-    }
-
-    #[test]
-    fn wrapped_structured_content_is_unwrapped() {
-        let schema = json!({"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]});
-        let result = json!({"content": [{"type": "text", "text": "\"HI\""}], "structuredContent": {"result": "HI"}});
-        assert_eq!(tool_result(&result, Some(&schema)), Ok(str("HI")));
-        let none = json!({"content": [], "structuredContent": {"result": null}});
-        assert_eq!(tool_result(&none, Some(&schema)), Err(
-            "returned structured content that does not match its output schema: /result: None is not of type \"string\""
-                .to_owned()
-        ));
-    }
-
-    #[test]
-    fn structured_content_without_a_schema_is_returned_as_it_is() {
-        let result = json!({"content": [], "structuredContent": {"result": 5}});
-        assert_eq!(tool_result(&result, None), Ok(Value::dict([("result", Value::Int(5))])));
-    }
-
-    #[test]
-    fn structured_content_that_matches_its_schema_is_the_value() {
-        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
-        let result = json!({"content": [{"type": "text", "text": "{\"n\": 1}"}], "structuredContent": {"n": 1}});
-        assert_eq!(tool_result(&result, Some(&schema)), Ok(Value::dict([("n", Value::Int(1))])));
-    }
-
-    #[test]
-    fn structured_content_that_breaks_its_schema_is_an_error() {
-        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}, "m": {"type": "integer"}},
-                            "required": ["n", "m", "k"]});
-        let result = json!({"structuredContent": {"n": "not an int", "m": "x"}});
-        assert_eq!(
-            tool_result(&result, Some(&schema)),
-            Err("returned structured content that does not match its output schema: \
-                 missing required key 'k'; /n: 'not an int' is not of type \"integer\"; and 1 more"
-                .to_owned())
-        );
-    }
-
-    #[test]
-    fn an_output_schema_that_does_not_compile_is_ignored() {
-        let invalid =
-            json!({"type": "object", "properties": {"result": {"type": "no such type"}}, "required": ["result"]});
-        let result = json!({"structuredContent": {"result": 5}});
-        assert_eq!(tool_result(&result, Some(&invalid)), Ok(Value::dict([("result", Value::Int(5))])));
-        let remote = json!({"$ref": "http://example.com/schema.json"});
-        assert_eq!(tool_result(&result, Some(&remote)), Ok(Value::dict([("result", Value::Int(5))])));
     }
 
     #[test]
@@ -651,10 +440,25 @@ mod tests {
     }
 
     #[test]
+    fn base64_takes_whitespace_anywhere_and_bits_left_over() {
+        assert_eq!(decode_base64(" aGVs\r\n bG8=\n"), Some(b"hello".to_vec()));
+        assert_eq!(decode_base64("aGVsbG8=\t"), Some(b"hello".to_vec()));
+        // The last character's bits beyond the last byte need not be zero (`9` where `8` would do).
+        assert_eq!(decode_base64("aGVsbG9="), Some(b"hello".to_vec()));
+        assert_eq!(decode_base64("aGVsbG9"), Some(b"hello".to_vec()));
+        // Either alphabet, or both at once.
+        assert_eq!(decode_base64("+/8="), Some(vec![0xfb, 0xff]));
+        assert_eq!(decode_base64("+_8"), Some(vec![0xfb, 0xff]));
+    }
+
+    #[test]
     fn base64_refuses_what_is_not_base64() {
         assert_eq!(decode_base64("a"), None);
         assert_eq!(decode_base64("aGVs*G8="), None);
         assert_eq!(decode_base64("aG=Vs"), None);
         assert_eq!(decode_base64("aGVsbG8=="), None);
+        assert_eq!(decode_base64("aGVs="), None);
+        assert_eq!(decode_base64("a==="), None);
+        assert_eq!(decode_base64("aGVsbG8=a"), None);
     }
 }

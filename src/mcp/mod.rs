@@ -6,8 +6,15 @@ pub(crate) mod client;
 pub(crate) mod config;
 pub(crate) mod content;
 mod handler;
+mod helper;
 mod http;
+pub(crate) mod keywords;
+mod listed;
+pub(crate) mod output;
+mod python_repr;
 pub(crate) mod schema;
 mod stdio;
 
 pub(crate) use client::{Mcp, function_name};
+pub(crate) use helper::McpHelper;
+pub(crate) use listed::ListedTool;

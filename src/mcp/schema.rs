@@ -1,7 +1,6 @@
 //! A call's keyword arguments against an MCP tool's `inputSchema`, checked before the call is
 //! sent: a typo, a missing argument or a wrong type raises a `TypeError` that names the argument,
-//! as a Python function would, instead of a server's `-32602` or a keyword silently ignored. Also
-//! the keywords' JSON form, which refuses integers the wire cannot carry exactly.
+//! as a Python function would, instead of a server's `-32602` or a keyword silently ignored.
 //!
 //! Pure functions, no I/O: a schema is never fetched, so a `$ref` to a URL fails to resolve and
 //! that schema checks nothing. Messages are the text of a `TypeError`; the caller raises it.
@@ -12,10 +11,7 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::{Map, Value as Json};
 
-use crate::tools::Value;
-
-/// The longest rendering of a value in a message, in characters.
-const MAX_SHOWN: usize = 60;
+use super::python_repr::{short_repr, write_str_repr};
 
 /// The most options of an `enum` a message lists.
 const MAX_OPTIONS: usize = 5;
@@ -105,109 +101,10 @@ fn check_arguments(function: &str, schema: &Json, arguments: &Map<String, Json>)
     ArgumentCheck::new(schema).check(function, arguments)
 }
 
-/// The JSON arguments of a call to `function` from its `**arguments` (a dict, as `Args::extra`
-/// gives it).
-///
-/// Unlike [`Value::to_json`], which turns an int beyond 64 bits into its decimal string, this
-/// refuses one anywhere inside (a server would receive a string it did not ask for); an int up to
-/// 2⁶⁴−1 goes as a JSON number.
-pub(crate) fn json_arguments(function: &str, keywords: &Value) -> Result<Map<String, Json>, String> {
-    let Value::Dict(pairs) = keywords else {
-        return Err(format!("{function}() takes keyword arguments only"));
-    };
-    let mut map = Map::with_capacity(pairs.len());
-    for (key, value) in pairs {
-        let Value::Str(name) = key else {
-            return Err(format!("{function}() keywords must be strings, not {}", key.type_name()));
-        };
-        let json = exact_json(value).map_err(|digits| {
-            format!(
-                "{function}() argument '{name}': {} does not fit in 64 bits; pass it as a str or a float",
-                shorten_digits(&digits)
-            )
-        })?;
-        map.insert(name.clone(), json);
-    }
-    Ok(map)
-}
-
 /// Compiles `schema` without fetching anything and without asserting `format` (a client's format
 /// checks may disagree with the server's, and JSON Schema 2020-12 makes them annotations).
 pub(super) fn compile(schema: &Json) -> Option<Validator> {
     jsonschema::options().offline().should_validate_formats(false).build(schema).ok()
-}
-
-/// `value` as Python's `repr` would show it, cut to [`MAX_SHOWN`] characters.
-pub(super) fn short_repr(value: &Json) -> String {
-    let mut shown = String::new();
-    write_repr(&mut shown, value);
-    if shown.chars().count() <= MAX_SHOWN {
-        return shown;
-    }
-    let mut cut: String = shown.chars().take(MAX_SHOWN - 3).collect();
-    cut.push_str("...");
-    cut
-}
-
-fn write_repr(out: &mut String, value: &Json) {
-    match value {
-        Json::Null => out.push_str("None"),
-        Json::Bool(true) => out.push_str("True"),
-        Json::Bool(false) => out.push_str("False"),
-        Json::Number(n) => out.push_str(&n.to_string()),
-        Json::String(s) => write_str_repr(out, s),
-        Json::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_repr(out, item);
-                if out.len() > MAX_SHOWN * 4 {
-                    break;
-                }
-            }
-            out.push(']');
-        }
-        Json::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str_repr(out, key);
-                out.push_str(": ");
-                write_repr(out, item);
-                if out.len() > MAX_SHOWN * 4 {
-                    break;
-                }
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// A Python `str` repr: single quotes unless the text has one and no double quote.
-fn write_str_repr(out: &mut String, text: &str) {
-    let quote = if text.contains('\'') && !text.contains('"') { '"' } else { '\'' };
-    out.push(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
 }
 
 /// MCP input schemas are objects; one whose `type` says otherwise (or a boolean schema) is not
@@ -310,36 +207,6 @@ pub(super) fn describe(error: &ValidationError<'_>) -> String {
 /// A JSON Pointer segment with `~1` and `~0` undone.
 fn unescape(segment: &str) -> String {
     segment.replace("~1", "/").replace("~0", "~")
-}
-
-/// [`Value::to_json`], except that an int beyond 64 bits is refused: `Err` carries its digits.
-fn exact_json(value: &Value) -> Result<Json, String> {
-    match value {
-        Value::BigInt(digits) => digits.parse::<u64>().map(Json::from).map_err(|_| digits.clone()),
-        Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
-            items.iter().map(exact_json).collect::<Result<_, _>>().map(Json::Array)
-        }
-        Value::Dict(pairs) if pairs.iter().all(|(key, _)| matches!(key, Value::Str(_))) => {
-            let mut map = Map::with_capacity(pairs.len());
-            for (key, item) in pairs {
-                if let Value::Str(key) = key {
-                    map.insert(key.clone(), exact_json(item)?);
-                }
-            }
-            Ok(Json::Object(map))
-        }
-        Value::Dict(pairs) => pairs
-            .iter()
-            .map(|(key, item)| Ok(Json::Array(vec![exact_json(key)?, exact_json(item)?])))
-            .collect::<Result<_, _>>()
-            .map(Json::Array),
-        other => Ok(other.to_json()),
-    }
-}
-
-/// The digits of a huge int, cut: `10715086071862673209... (302 digits)`.
-fn shorten_digits(digits: &str) -> String {
-    if digits.len() <= 30 { digits.to_owned() } else { format!("{}... ({} digits)", &digits[..20], digits.len()) }
 }
 
 #[cfg(test)]
@@ -527,70 +394,5 @@ mod tests {
         let bad = Map::from_iter([("numbers".to_owned(), json!(1))]);
         assert_eq!(check.check("f", &good), Ok(()));
         assert_eq!(check.check("f", &bad), Err("f() argument 'numbers': 1 is not of type \"array\"".to_owned()));
-    }
-
-    #[test]
-    fn keywords_become_json_and_small_big_ints_become_numbers() {
-        let keywords = Value::dict([
-            ("n", Value::Int(3)),
-            ("big", Value::BigInt("18446744073709551615".into())),
-            ("pairs", Value::Dict(vec![(Value::Int(1), Value::Str("one".into()))])),
-        ]);
-        assert_eq!(
-            json_arguments("ev__echo", &keywords),
-            Ok(Map::from_iter([
-                ("n".to_owned(), json!(3)),
-                ("big".to_owned(), json!(18_446_744_073_709_551_615_u64)),
-                ("pairs".to_owned(), json!([[1, "one"]])),
-            ]))
-        );
-    }
-
-    #[test]
-    fn an_int_beyond_64_bits_is_refused_naming_the_argument() {
-        let keywords = Value::dict([("value", Value::BigInt("1180591620717411303424".into()))]);
-        assert_eq!(
-            json_arguments("ev__echo", &keywords),
-            Err("ev__echo() argument 'value': 1180591620717411303424 does not fit in 64 bits; pass it as a str or a float"
-                .to_owned())
-        );
-    }
-
-    #[test]
-    fn an_int_beyond_64_bits_is_refused_deep_inside_too() {
-        let negative = Value::BigInt("-9223372036854775809".into());
-        let keywords = Value::dict([("rows", Value::List(vec![Value::dict([("id", negative)])]))]);
-        assert_eq!(
-            json_arguments("ev__echo", &keywords),
-            Err(
-                "ev__echo() argument 'rows': -9223372036854775809 does not fit in 64 bits; pass it as a str or a float"
-                    .to_owned()
-            )
-        );
-        let huge = Value::BigInt(format!("1{}", "0".repeat(301)));
-        let keywords = Value::dict([("k", Value::Tuple(vec![huge]))]);
-        assert_eq!(
-            json_arguments("f", &keywords),
-            Err("f() argument 'k': 10000000000000000000... (302 digits) does not fit in 64 bits; pass it as a str or a float"
-                .to_owned())
-        );
-    }
-
-    #[test]
-    fn keywords_must_be_a_dict_of_strings() {
-        assert_eq!(json_arguments("f", &Value::Int(1)), Err("f() takes keyword arguments only".to_owned()));
-        assert_eq!(
-            json_arguments("f", &Value::Dict(vec![(Value::Int(1), Value::None)])),
-            Err("f() keywords must be strings, not int".to_owned())
-        );
-    }
-
-    #[test]
-    fn values_are_shown_in_python_notation() {
-        assert_eq!(
-            short_repr(&json!({"a": [true, null, 1.5], "b": "it's"})),
-            "{'a': [True, None, 1.5], 'b': \"it's\"}"
-        );
-        assert_eq!(short_repr(&json!("tab\there")), "'tab\\there'");
     }
 }

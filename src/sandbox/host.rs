@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::live::Live;
 use crate::catalog::{Catalog, McpFunction, Tool};
 use crate::limits::{Limits, format_seconds, format_size};
-use crate::mcp::{Mcp, schema};
+use crate::mcp::{Mcp, McpHelper, keywords};
 use crate::tools::args::{self, Args};
 use crate::tools::{ErrorKind, ToolContext, ToolError, Value};
 use crate::usertools::call;
@@ -231,24 +231,24 @@ impl Host {
     /// An MCP server's function, or one of the MCP helpers.
     fn mcp_function(&mut self, function: &McpFunction, args: &Args<'_>) -> Result<Value, ToolError> {
         let deadline = self.ctx.deadline;
-        let arguments = |name: &str| schema::json_arguments(name, args.extra()).map_err(ToolError::type_error);
-        let spec = match function {
+        let arguments = |name: &str| keywords::json_arguments(name, args.extra()).map_err(ToolError::type_error);
+        let helper = match function {
             McpFunction::Tool { server, tool, function, .. } => {
                 return self.mcp.call(server, tool, arguments(function)?, deadline);
             }
-            McpFunction::Helper(spec) => spec,
+            McpFunction::Helper(helper) => *helper,
         };
-        let server = args.str("server")?;
-        match spec.name {
-            "mcp_call" => self.mcp.call(server, args.str("tool")?, arguments(spec.name)?, deadline),
-            "mcp_tools" => {
-                self.mcp.tools(server, deadline).map(|tools| Value::List(tools.iter().map(Value::from_json).collect()))
-            }
-            "mcp_resources" => self.mcp.resources(server, deadline),
-            "mcp_read_resource" => self.mcp.read_resource(server, args.str("uri")?, deadline),
-            "mcp_prompts" => self.mcp.prompts(server, deadline),
-            "mcp_get_prompt" => self.mcp.get_prompt(server, args.str("name")?, arguments(spec.name)?, deadline),
-            other => Err(ToolError::runtime(format!("`{other}` is not an MCP helper"))),
+        let (server, name) = (args.str("server")?, helper.spec().name);
+        match helper {
+            McpHelper::Call => self.mcp.call(server, args.str("tool")?, arguments(name)?, deadline),
+            McpHelper::Tools => self
+                .mcp
+                .tools(server, deadline)
+                .map(|tools| Value::List(tools.iter().map(|tool| Value::from_json(&tool.entry())).collect())),
+            McpHelper::Resources => self.mcp.resources(server, deadline),
+            McpHelper::ReadResource => self.mcp.read_resource(server, args.str("uri")?, deadline),
+            McpHelper::Prompts => self.mcp.prompts(server, deadline),
+            McpHelper::GetPrompt => self.mcp.get_prompt(server, args.str("name")?, arguments(name)?, deadline),
         }
     }
 

@@ -1,0 +1,208 @@
+//! Where MCP servers are configured and which wins: `<workspace>/.mcp.json`,
+//! `<workspace>/.vscode/mcp.json`, `<workspace>/.github/copilot/mcp.json`, then
+//! `$COPILOT_HOME/mcp-config.json`, earlier sources winning on a name clash. A workspace file is
+//! read only when the user trusts its content ([`approval`](mod@super::approval)); what cannot be read or
+//! used is kept as a [`BadEntry`], and a disabled server takes its name without starting.
+
+use std::path::{Path, PathBuf};
+
+use super::approval::approval;
+use super::entry::{Entry, Server, entries};
+use super::expand::{Mode, Vars};
+use crate::bounded;
+use crate::trust::{Approved, Standing};
+
+/// What the config files hold.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    pub(crate) servers: Vec<Server>,
+    pub(crate) problems: Vec<BadEntry>,
+    /// The workspace files left unread because the user does not trust their content.
+    pub(crate) untrusted: Vec<String>,
+    /// The servers configured with `"disabled": true`: not started, and not problems.
+    pub(crate) disabled: Vec<String>,
+}
+
+/// A server entry that could not be understood, reported instead of used. A problem with the
+/// whole file has no `name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BadEntry {
+    pub(crate) name: String,
+    pub(crate) source: PathBuf,
+    pub(crate) message: String,
+}
+
+impl BadEntry {
+    /// The problem in one line for people, naming the file (relative to `workspace` when it is
+    /// there) and the server: "`.vscode/mcp.json`: MCP server `y` cannot be used: …".
+    #[must_use]
+    pub(crate) fn describe(&self, workspace: &Path) -> String {
+        let path = self.source.strip_prefix(workspace).unwrap_or(&self.source).display();
+        if self.name.is_empty() {
+            format!("`{path}`: its MCP servers cannot be used: {}", self.message)
+        } else {
+            format!("`{path}`: MCP server `{}` cannot be used: {}", self.name, self.message)
+        }
+    }
+}
+
+/// The workspace's config files, relative to it, highest precedence first.
+pub(crate) const WORKSPACE_FILES: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".github/copilot/mcp.json"];
+
+/// Reads every source: the workspace's files the user trusts, then Copilot CLI's;
+/// `lookup` resolves environment variables.
+pub(crate) fn load(
+    workspace: &Path,
+    copilot_home: Option<&Path>,
+    trust: &Approved,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Loaded {
+    let mut loaded = Loaded::default();
+    let mut sources: Vec<(PathBuf, Option<&str>)> =
+        WORKSPACE_FILES.iter().map(|rel| (workspace.join(rel), Some(*rel))).collect();
+    if let Some(home) = copilot_home {
+        sources.push((home.join("mcp-config.json"), None));
+    }
+    for (path, rel) in sources {
+        let content = match bounded::read(&path, bounded::MAX_FILE_BYTES) {
+            Ok(Some(content)) => content,
+            Ok(None) => continue,
+            Err(err) => {
+                loaded.problems.push(BadEntry {
+                    name: String::new(),
+                    source: path,
+                    message: format!("cannot be read: {err}"),
+                });
+                continue;
+            }
+        };
+        let mut vars = Vars::new(workspace, lookup, Mode::Run);
+        if let Some(rel) = rel {
+            // `standing` of no content is `Untrusted` only when nothing was ever approved at
+            // `rel`: such a file is not even parsed for its env files.
+            let approval = (trust.standing(rel, &[]) != Standing::Untrusted)
+                .then(|| approval(&content, workspace, lookup))
+                .filter(|approval| trust.trusts(rel, &approval.content));
+            let Some(approval) = approval else {
+                loaded.untrusted.push(rel.to_owned());
+                continue;
+            };
+            vars.approved_env_files = Some(approval.env_files);
+        }
+        let entries = match entries(&content) {
+            Ok(entries) => entries,
+            Err(fault) => {
+                loaded.problems.push(BadEntry { name: String::new(), source: path, message: fault.message });
+                continue;
+            }
+        };
+        for (name, entry) in entries {
+            if loaded.servers.iter().any(|s| s.name == name) || loaded.disabled.contains(&name) {
+                continue;
+            }
+            match super::entry::entry(&name, &entry, &path, &vars) {
+                Ok(Entry::Server(server)) => loaded.servers.push(Server { from_workspace: rel.is_some(), ..*server }),
+                Ok(Entry::Disabled) => loaded.disabled.push(name),
+                Err(fault) => loaded.problems.push(BadEntry { name, source: path.clone(), message: fault.message }),
+            }
+        }
+    }
+    loaded
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::super::entry::Transport;
+    use super::super::fixtures::{env, load_servers, messages, trusting};
+    use super::*;
+
+    #[test]
+    fn earlier_sources_win_and_both_spellings_are_read() {
+        let temp = tempfile::tempdir().unwrap();
+        let ws = temp.path();
+        std::fs::write(
+            ws.join(".mcp.json"),
+            r#"{"mcpServers": {"a": {"command": "one", "args": ["--token", "${env:TOKEN}"]}}}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(ws.join(".vscode")).unwrap();
+        std::fs::write(
+            ws.join(".vscode/mcp.json"),
+            r#"{"servers": {"a": {"command": "two"}, "b": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer $TOKEN"}}, "c": {"type": "sse", "url": "x"}}}"#,
+        )
+        .unwrap();
+        let trust = trusting(ws);
+        let Loaded { servers, problems, .. } = load(ws, None, &trust, &env);
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(
+            matches!(&servers[0].transport, Transport::Stdio { command, args, .. } if command == "one" && args[1] == "t0k")
+        );
+        assert!(
+            matches!(&servers[1].transport, Transport::Http { headers, .. } if headers["Authorization"] == "Bearer t0k")
+        );
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].name, "c");
+    }
+
+    #[test]
+    fn a_disabled_server_is_not_loaded_and_hides_a_later_one_of_its_name() {
+        let temp = tempfile::tempdir().unwrap();
+        let ws = temp.path();
+        std::fs::write(
+            ws.join(".mcp.json"),
+            r#"{"mcpServers": {"off": {"command": "x", "disabled": true}, "on": {"command": "y", "disabled": false}}}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(ws.join(".vscode")).unwrap();
+        std::fs::write(ws.join(".vscode/mcp.json"), r#"{"servers": {"off": {"command": "z"}}}"#).unwrap();
+        let loaded = load(ws, None, &trusting(ws), &env);
+        let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["on"]);
+        assert_eq!(loaded.disabled, ["off"]);
+        assert_eq!(loaded.problems, []);
+        // Not even its variables are looked at.
+        let (_temp, loaded) = load_servers(&json!({"off": {"command": "${input:x}", "disabled": true}}), &[]);
+        assert_eq!((loaded.servers.len(), loaded.problems.len(), loaded.disabled.len()), (0, 0, 1));
+        let (_temp, loaded) = load_servers(&json!({"bad": {"command": "x", "disabled": "yes"}}), &[]);
+        assert_eq!(messages(&loaded), [("bad", "`disabled` must be `true` or `false`")]);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_config_is_one_problem_without_a_server_name() {
+        for (text, message) in [
+            ("{", "invalid JSON: EOF while parsing an object at line 1 column 1"),
+            ("[]", "the file is not a JSON object"),
+            (r#"{"mcpServers": []}"#, "`mcpServers` must be an object of servers by name"),
+        ] {
+            let temp = tempfile::tempdir().unwrap();
+            std::fs::write(temp.path().join(".mcp.json"), text).unwrap();
+            let loaded = load(temp.path(), None, &trusting(temp.path()), &env);
+            assert_eq!(messages(&loaded), [("", message)], "{text}");
+            assert_eq!(
+                loaded.problems[0].describe(temp.path()),
+                format!("`.mcp.json`: its MCP servers cannot be used: {message}")
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_entry_is_described_once_naming_its_file_and_server() {
+        let entry = |source: &str| BadEntry {
+            name: "y".into(),
+            source: PathBuf::from(source),
+            message: "needs `command` (stdio) or `url` (http)".into(),
+        };
+        assert_eq!(
+            entry("/ws/.vscode/mcp.json").describe(Path::new("/ws")),
+            "`.vscode/mcp.json`: MCP server `y` cannot be used: needs `command` (stdio) or `url` (http)"
+        );
+        assert_eq!(
+            entry("/home/u/.copilot/mcp-config.json").describe(Path::new("/ws")),
+            "`/home/u/.copilot/mcp-config.json`: MCP server `y` cannot be used: needs `command` (stdio) or `url` (http)"
+        );
+    }
+}
