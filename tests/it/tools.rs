@@ -227,6 +227,38 @@ print(pathlib.Path('notes.txt').read_text() == open('./notes.txt', 'r').read(), 
 }
 
 #[test]
+fn where_view_is_disabled_monty_reads_no_file_through_open_pathlib_or_os() {
+    let programs = [
+        ("open('notes.txt').read()", "open() with mode 'r'"),
+        ("open('notes.txt', 'rb').read()", "open() with mode 'rb'"),
+        ("import pathlib\npathlib.Path('notes.txt').read_text()", "Path.read_text"),
+        ("import pathlib\npathlib.Path('notes.txt').read_bytes()", "Path.read_bytes"),
+        ("import pathlib\npathlib.Path('notes.txt').exists()", "Path.exists"),
+        ("import pathlib\npathlib.Path('.').is_dir()", "Path.is_dir"),
+        ("import os\nos.listdir('.')", "Path.iterdir"),
+    ];
+    let denied = TestEnv::new().file("notes.txt", "secret\n").env("CODEACT_DISABLE", "view");
+    let allowed_without_view = TestEnv::new().file("notes.txt", "secret\n").env("CODEACT_TOOLS", "glob,grep");
+    let configured = TestEnv::new().file("notes.txt", "secret\n").user_config(r#"{"disabled": ["view"]}"#);
+    for env in [&denied, &allowed_without_view, &configured] {
+        for (program, name) in programs {
+            assert_eq!(
+                env.error_of(program),
+                (
+                    "PermissionError".to_owned(),
+                    format!("{name} reads files as view does, and view is disabled by configuration")
+                ),
+                "{program}"
+            );
+        }
+    }
+    assert_eq!(
+        TestEnv::new().file("notes.txt", "secret\n").stdout_of("print(open('notes.txt').read(), end='')"),
+        "secret\n"
+    );
+}
+
+#[test]
 fn open_for_writing_is_refused_on_monty_like_every_write() {
     let env = TestEnv::new().file("notes.txt", "keep\n");
     let instead = "is not available inside codeact; write files with create(path=…, file_text=…) or \

@@ -30,6 +30,13 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
     if let Err(hit) = host.count_call() {
         return call.abort(limit_exception(host, hit), PrintWriter::Callback(printer));
     }
+    if reads_files(&call.function_call) && host.catalog().get(files::VIEW.spec.name).is_none() {
+        let err = ToolError::permission(format!(
+            "{} reads files as view does, and view is disabled by configuration",
+            name_of(&call)
+        ));
+        return call.resume(ExtFunctionResult::Error(exception(&err)), PrintWriter::Callback(printer));
+    }
     let ws = &host.context().workspace;
     let probe = |path: &str, want: Option<Entry>| -> Result<MontyObject, ToolError> {
         let rel = ws.confine(path)?;
@@ -99,11 +106,30 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
     call.resume(result, PrintWriter::Callback(printer))
 }
 
-/// The error for an OS call that is not served, saying what to do `instead`.
-fn refused(call: &OsCall, kind: ErrorKind, instead: &str) -> ToolError {
-    let name = match &call.function_call {
+/// Whether `call` is one of the reads served only while `view` is offered: a program that may
+/// not read files through `view` reads none through `open()`, `pathlib` or `os` either.
+fn reads_files(call: &OsFunctionCall) -> bool {
+    matches!(
+        call,
+        OsFunctionCall::Exists(_)
+            | OsFunctionCall::IsFile(_)
+            | OsFunctionCall::IsDir(_)
+            | OsFunctionCall::ReadText(_)
+            | OsFunctionCall::ReadBytes(_)
+            | OsFunctionCall::Iterdir(_)
+            | OsFunctionCall::Open(OpenCallArgs { mode: FileMode::Read(_), .. })
+    )
+}
+
+/// The name of an OS call as messages show it.
+fn name_of(call: &OsCall) -> Cow<'static, str> {
+    match &call.function_call {
         OsFunctionCall::Open(args) => Cow::Owned(format!("open() with mode '{}'", args.mode.as_str())),
         other => Cow::Borrowed(other.name()),
-    };
-    ToolError::new(kind, format!("{name} is not available inside codeact; {instead}"))
+    }
+}
+
+/// The error for an OS call that is not served, saying what to do `instead`.
+fn refused(call: &OsCall, kind: ErrorKind, instead: &str) -> ToolError {
+    ToolError::new(kind, format!("{} is not available inside codeact; {instead}", name_of(call)))
 }
