@@ -288,6 +288,13 @@ pub(crate) struct RunArgs {
     #[arg(long, hide = true, conflicts_with = "json")]
     pub(crate) mcp_result: bool,
 
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+}
+
+/// `run`'s limits, each also read from its `CODEACT_*` variable.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LimitArgs {
     #[arg(long, value_name = "SECS", env = env::TIMEOUT, value_parser = limits::parse_timeout_arg, help = with_default(
         "Wall-clock limit in seconds, counting interpreter and tool time",
         format_seconds(DEFAULT.timeout).trim_end_matches('s'),

@@ -37,7 +37,8 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use self::child::{Failed, Finished, Launch};
-use super::common::{self, PROBE_TIME};
+use super::reach;
+use super::setup::{self, PROBE_TIME};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::ServeArgs;
@@ -59,13 +60,13 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     if let Some(refusal) = broad::refusal(args)? {
         return refuse(args, refusal);
     }
-    let config = common::serve_config(&args.common, &args.tools)?;
+    let config = setup::serve_config(&args.common, &args.tools)?;
     let backend = backend::select(config.backend)?;
     let token = http::token(args)?;
     // Listing what the workspace offers may start its MCP servers: before serving, on this
     // thread, since that has a runtime of its own.
-    let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
-    let binary = common::invocation();
+    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let binary = reach::invocation();
     let reference =
         Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary, route: Route::Mcp };
     let instructions = reference.reference()?;
