@@ -1,6 +1,7 @@
 //! The command line, as clap derive types. Doc comments are the help text; no logic lives here.
 
 use std::path::PathBuf;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -12,7 +13,8 @@ use crate::limits::{self, DEFAULT, format_seconds, format_size};
 use crate::render::Route;
 
 /// `codeact --version`: this version and the Monty version compiled in.
-const VERSION_LINE: &str = concat!(env!("CARGO_PKG_VERSION"), " (monty ", "0.0.23", ")");
+static VERSION_LINE: LazyLock<String> =
+    LazyLock::new(|| format!("{} (monty {})", env!("CARGO_PKG_VERSION"), crate::backend::monty::VERSION));
 
 /// A flag's help with its default, which comes from [`limits::DEFAULT`].
 fn with_default(help: &str, default: impl std::fmt::Display) -> String {
@@ -21,7 +23,7 @@ fn with_default(help: &str, default: impl std::fmt::Display) -> String {
 
 /// Run one Python program that calls your tools, inside a sandbox, and print only what matters.
 #[derive(Debug, Parser)]
-#[command(name = "codeact", version = VERSION_LINE, after_help = env::help_section())]
+#[command(name = "codeact", version = VERSION_LINE.as_str(), after_help = env::help_section(&Choice::names()))]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -286,6 +288,13 @@ pub(crate) struct RunArgs {
     #[arg(long, hide = true, conflicts_with = "json")]
     pub(crate) mcp_result: bool,
 
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+}
+
+/// `run`'s limits, each also read from its `CODEACT_*` variable.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LimitArgs {
     #[arg(long, value_name = "SECS", env = env::TIMEOUT, value_parser = limits::parse_timeout_arg, help = with_default(
         "Wall-clock limit in seconds, counting interpreter and tool time",
         format_seconds(DEFAULT.timeout).trim_end_matches('s'),
@@ -368,7 +377,18 @@ pub(crate) struct CommonArgs {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn the_environment_section_lists_every_backend() {
+        let help = crate::env::help_section(&crate::backend::Choice::names());
+        let line = help.lines().find(|line| line.trim_start().starts_with("CODEACT_BACKEND "));
+        assert_eq!(
+            line,
+            Some("  CODEACT_BACKEND          backend when --backend is not given (auto, monty, wasm, hyperlight)")
+        );
+    }
+
+    #[test]
     fn version_line_names_the_monty_compiled_in() {
-        assert!(super::VERSION_LINE.ends_with(&format!("(monty {})", crate::backend::monty::VERSION)));
+        let monty = crate::backend::monty::VERSION;
+        assert_eq!(*super::VERSION_LINE, format!("{} (monty {monty})", env!("CARGO_PKG_VERSION")));
     }
 }

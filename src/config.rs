@@ -204,10 +204,12 @@ impl Config {
                 InvalidConfig(format!("{}={mode:?} is not a mode (off, nudge, exclusive)", env::MODE))
             })?;
         }
-        if let Some(backend) = env::var(env::BACKEND) {
-            config.backend = <Choice as clap::ValueEnum>::from_str(&backend, true).map_err(|_| {
-                InvalidConfig(format!("{}={backend:?} is not a backend (auto, monty, wasm)", env::BACKEND))
-            })?;
+        // clap reads `CODEACT_BACKEND` with `--backend`, so a command that has that flag finds
+        // the variable in `overrides`; this is for those that have none (the hooks, `trust`).
+        if overrides.backend.is_none()
+            && let Some(backend) = env::var(env::BACKEND)
+        {
+            config.backend = backend_variable(&backend)?;
         }
         if let Some(after) = env::var(env::NUDGE_AFTER) {
             config.nudge_after = after.parse().ok().filter(|n| *n > 0).unwrap_or(NUDGE_AFTER);
@@ -450,6 +452,12 @@ fn invalid(path: &str, key: &str, message: &str) -> anyhow::Error {
     InvalidConfig(format!("invalid configuration in `{path}`: key `{key}`: {message}")).into()
 }
 
+/// The backend `CODEACT_BACKEND` names, read by the parser clap reads `--backend` with.
+fn backend_variable(value: &str) -> Result<Choice, InvalidConfig> {
+    <Choice as clap::ValueEnum>::from_str(value, false)
+        .map_err(|_| InvalidConfig(format!("{}={value:?} is not a backend ({})", env::BACKEND, Choice::names())))
+}
+
 /// Marks config errors so the error printer picks exit code 4.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -469,6 +477,12 @@ mod tests {
     fn wrong_types_are_named() {
         let err = parse_config(r#"{"enabled": "view"}"#).unwrap_err();
         assert!(err.starts_with("key `enabled`: invalid type: string \"view\""), "{err}");
+    }
+
+    #[test]
+    fn a_backend_the_variable_names_that_does_not_exist_is_refused_with_every_backend_listed() {
+        let err = backend_variable("bogus").unwrap_err();
+        assert_eq!(err.to_string(), r#"CODEACT_BACKEND="bogus" is not a backend (auto, monty, wasm, hyperlight)"#);
     }
 
     #[test]

@@ -128,11 +128,12 @@ pub const ALL: &[&str] = &[
     CACHE_DIR,
 ];
 
-/// One line about `name`, for `--help`; limit defaults come from [`limits::DEFAULT`].
-fn about(name: &str) -> String {
+/// One line about `name`, for `--help`; limit defaults come from [`limits::DEFAULT`], and
+/// `backends` lists the backends [`BACKEND`] takes.
+fn about(name: &str, backends: &str) -> String {
     let defaults = limits::DEFAULT;
     match name {
-        BACKEND => "backend when --backend is not given (auto, monty, wasm)".into(),
+        BACKEND => format!("backend when --backend is not given ({backends})"),
         TIMEOUT => format!("wall-clock limit in seconds for `run` (default {})", format_seconds(defaults.timeout)),
         MAX_MEMORY => format!("memory limit for `run`, e.g. 512MiB (default {})", format_size(defaults.max_memory)),
         MAX_OUTPUT => format!("stdout budget in bytes for `run` (default {})", defaults.max_output),
@@ -162,12 +163,13 @@ pub(crate) fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
 }
 
-/// The `after_help` text listing every variable.
+/// The `after_help` text listing every variable. `backends` lists the backends [`BACKEND`]
+/// takes, as their enum, which this module cannot name, spells them.
 #[must_use]
-pub(crate) fn help_section() -> String {
+pub(crate) fn help_section(backends: &str) -> String {
     let mut text = String::from("Environment:\n");
     for name in ALL {
-        let _ = writeln!(text, "  {name:<24} {}", about(name));
+        let _ = writeln!(text, "  {name:<24} {}", about(name, backends));
     }
     text.push_str("  NO_COLOR                 disable colour in messages");
     text
@@ -178,7 +180,7 @@ mod tests {
     #[test]
     fn every_variable_has_a_description() {
         for name in super::ALL {
-            assert!(!super::about(name).is_empty(), "{name}");
+            assert!(!super::about(name, "auto").is_empty(), "{name}");
         }
     }
 }

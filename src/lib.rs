@@ -6,10 +6,10 @@
 //!
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
 //! holds the tree to that): the leaves (`env`, `exit`, `limits`, `dirs`, `hint`, `digest`,
-//! `atomic`, `bounded`, `terminal`, `reap`, `program`, `paths`, `copilot`); workspace `trust`; `tools`
-//! and `hook`; `usertools` and `mcp`; the tool `catalog`; the `sandbox` that serves tool calls;
-//! the CPython `guest`; the `backend`s; `config`; and on top `render`, `output`, `cli` and the
-//! `commands`.
+//! `atomic`, `bounded`, `terminal`, `reap`, `spawn`, `program`, `paths`, `copilot`); workspace
+//! `trust`; `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`; the `sandbox` that
+//! serves tool calls; the CPython `guest`; the `backend`s; `config`; and on top `render`,
+//! `output`, `cli` and the `commands`.
 //!
 //! The public surface is what the integration tests and benchmarks use: [`run`],
 //! [`env::ALL`] and [`plugin_files`].
@@ -41,6 +41,7 @@ mod program;
 mod reap;
 mod render;
 mod sandbox;
+mod spawn;
 mod terminal;
 mod tools;
 mod trust;

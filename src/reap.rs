@@ -1,7 +1,7 @@
-//! The process groups codeact started (MCP servers, `bash` commands), so that none outlives
-//! codeact: whoever starts a group registers it and forgets it once it is gone, and
-//! [`terminate_all`] ends every group still registered — on SIGTERM, SIGINT or SIGHUP to
-//! codeact ([`on_signals`]), and before the watchdog ends a run that cannot be stopped.
+//! The process groups codeact started (MCP servers, `bash` commands, served runs), so that none
+//! outlives codeact: `spawn`, which starts every group, registers it and forgets it once it is
+//! gone, and [`terminate_all`] ends every group still registered — on SIGTERM, SIGINT or SIGHUP
+//! to codeact ([`on_signals`]), and before the watchdog ends a run that cannot be stopped.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

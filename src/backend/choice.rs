@@ -19,6 +19,17 @@ pub(crate) enum Choice {
 }
 
 impl Choice {
+    /// Every backend a user may name, as clap spells and parses them: `auto, monty, wasm, …`.
+    #[must_use]
+    pub(crate) fn names() -> String {
+        let names: Vec<String> = Self::value_variants()
+            .iter()
+            .filter_map(ValueEnum::to_possible_value)
+            .map(|value| value.get_name().to_owned())
+            .collect();
+        names.join(", ")
+    }
+
     #[must_use]
     pub(crate) fn name(self) -> &'static str {
         match self {

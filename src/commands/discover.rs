@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::common::{self, PROBE_TIME};
+use super::setup::{self, PROBE_TIME};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::BackendArgs;
@@ -12,9 +12,9 @@ use crate::output;
 use crate::tools::github;
 
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
-    let config = common::config(&args.common, Some(&args.tools))?;
+    let config = setup::config(&args.common, Some(&args.tools))?;
     let backend = backend::select(config.backend)?;
-    let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     let catalog = &built.catalog;
     let servers: Vec<_> =
         catalog.servers().into_iter().map(|(name, tools)| json!({"name": name, "tools": tools})).collect();

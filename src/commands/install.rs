@@ -1,7 +1,7 @@
 //! `codeact install` and `codeact uninstall`: write, or remove, the always-on instructions (and,
 //! with `--agent`, the bash-only agent) where Copilot CLI loads them.
 //!
-//! The command the files tell the model to run is [`common::invocation`]: the plugin's launcher
+//! The command the files tell the model to run is [`reach::invocation`]: the plugin's launcher
 //! when install runs through it, `codeact` when that is what `PATH` finds, else this binary's
 //! path — so that a `cargo clean` or an upgrade does not leave the model a missing file.
 //!
@@ -17,8 +17,9 @@
 use anyhow::{Context, Result};
 use cap_std::fs::Dir;
 
-use super::common::{self, PROBE_TIME};
 use super::preflight;
+use super::reach;
+use super::setup::{self, PROBE_TIME};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::{InstallArgs, UninstallArgs};
@@ -30,7 +31,7 @@ use crate::render::Reference;
 use crate::tools::github;
 
 pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
-    let config = common::config(&args.common, Some(&args.tools))?;
+    let config = setup::config(&args.common, Some(&args.tools))?;
     let (choice, checks) = backend::preflight(config.backend);
     if !checks.iter().all(|c| c.ok) {
         output::diagnostic(&preflight::report(choice.name(), &checks));
@@ -38,7 +39,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         return Ok(exit::BACKEND_UNAVAILABLE);
     }
     let backend = backend::select(config.backend)?;
-    let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
     if !args.tools.dirs.is_empty() {
         // The files tell the model to run `codeact run` without them (and exclusive mode refuses
         // a run that names `--tools`).
@@ -48,8 +49,8 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
              every run",
         );
     }
-    let invocation = common::invocation();
-    let route = common::route(args.route);
+    let invocation = reach::invocation();
+    let route = reach::route(args.route);
     let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &invocation, route };
     let regenerate = format!(
         "codeact install{}{} --backend {}",
@@ -135,7 +136,7 @@ fn created_dir(target: &Target) -> Result<Dir> {
 }
 
 pub(crate) fn uninstall(args: &UninstallArgs) -> Result<u8> {
-    let config = common::config(&args.common, None)?;
+    let config = setup::config(&args.common, None)?;
     // Every target is looked at before any is removed: a link on the way removes nothing.
     let mut found = Vec::new();
     for target in targets(&config.workspace, args.global)? {

@@ -2,7 +2,8 @@
 
 use anyhow::Result;
 
-use super::common::{self, PROBE_TIME};
+use super::reach;
+use super::setup::{self, PROBE_TIME};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::BackendArgs;
@@ -12,11 +13,11 @@ use crate::render::Reference;
 use crate::tools::github;
 
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
-    let config = common::config(&args.common, Some(&args.tools))?;
+    let config = setup::config(&args.common, Some(&args.tools))?;
     let backend = backend::select(config.backend)?;
-    let built = common::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
-    let binary = common::invocation();
-    let route = common::route(None);
+    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let binary = reach::invocation();
+    let route = reach::route(None);
     let text =
         Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary, route }.reference()?;
     output::text(&text)?;

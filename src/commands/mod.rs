@@ -1,7 +1,6 @@
 //! One module per subcommand, and what they share.
 
 pub(crate) mod check;
-mod common;
 pub(crate) mod detect;
 pub(crate) mod discover;
 pub(crate) mod guest;
@@ -10,6 +9,8 @@ pub(crate) mod install;
 pub(crate) mod instructions;
 mod pairing;
 pub(crate) mod preflight;
+mod reach;
 pub(crate) mod run;
 pub(crate) mod serve;
+mod setup;
 pub(crate) mod trust;

@@ -6,18 +6,18 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{common, pairing};
+use super::{pairing, reach, setup};
 use crate::backend::{self, Check};
 use crate::cli::PreflightArgs;
 use crate::exit;
 use crate::output;
 
 pub(crate) fn run(args: &PreflightArgs) -> Result<u8> {
-    let config = common::config(&args.common, None)?;
+    let config = setup::config(&args.common, None)?;
     let (choice, checks) = backend::preflight(config.backend);
     let ok = checks.iter().all(|c| c.ok);
     // Not a failed check (the backend runs), but the model would be told to run what is gone.
-    if let Some((path, missing)) = common::stale_instructions(&config.workspace) {
+    if let Some((path, missing)) = reach::stale_instructions(&config.workspace) {
         output::warning(&format!(
             "the instructions in `{}` name `{missing}`, which no longer exists; run `codeact install` again to \
              rewrite them",

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::common;
+use super::setup;
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::RunArgs;
@@ -23,7 +23,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         #[cfg(target_os = "linux")]
         let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
     }
-    let config = common::run_config(args)?;
+    let config = setup::run_config(args)?;
     let backend = backend::select(config.backend)?;
     let prepared = backend.prepare();
     let program = read_program(args)?;
@@ -44,7 +44,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     // What the tools run stays as the user trusted it, whoever's folder it is.
     workspace.protect_tool_dirs(config.tool_dirs.iter().map(|dir| dir.path.as_path()).filter(|dir| dir.is_dir()));
     let github = github::access();
-    let built = common::catalog(&config, github.as_ref(), Discovery::Lazy, false);
+    let built = setup::catalog(&config, github.as_ref(), Discovery::Lazy, false);
     let deadline = started + config.limits.timeout;
     let ctx = ToolContext::new(workspace, deadline, config.limits.max_memory, config.network.clone(), github);
     let mut host = Host::new(Parts {

@@ -20,7 +20,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use crate::env;
 use crate::limits::format_size;
 use crate::program;
-use crate::reap;
+use crate::spawn::{Group, Spawn as _};
 
 /// How long a server has to exit once its stdin is closed, and again after SIGTERM.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
@@ -68,26 +68,17 @@ pub(super) fn start(
     let program =
         program::find(command, Some(workspace)).map_err(|err| io::Error::new(io::ErrorKind::NotFound, err))?;
     let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .env_clear()
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+    cmd.args(args).env_clear().current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.envs(env::inherited(Some(workspace)));
     // A server runs in the workspace, where the program can write: a `python3 -m` server
     // must not import a module the program planted there (its own `env` may say otherwise).
     cmd.env(env::PYTHON_SAFE_PATH, "1");
     cmd.envs(vars);
-    let mut child = cmd.spawn()?;
+    let (mut child, group) = cmd.spawn_in_group()?;
     let (Some(stdin), Some(stdout), Some(mut stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         return Err(io::Error::other("the server's pipes could not be opened"));
     };
-    let pid = child.id().ok_or_else(|| io::Error::other("the server exited at once"))?;
-    reap::register(pid);
     let kept = notes.clone();
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];
@@ -113,14 +104,13 @@ pub(super) fn start(
         discarding: None,
         notes: notes.clone(),
     };
-    Ok(Started { stdout, stdin, process: Process { child, pid, ended: false } })
+    Ok(Started { stdout, stdin, process: Process { child, group } })
 }
 
 /// The server's process, whose group ends when this is closed or dropped.
 pub(super) struct Process {
     child: Child,
-    pid: u32,
-    ended: bool,
+    group: Group,
 }
 
 impl Process {
@@ -128,10 +118,10 @@ impl Process {
     /// to end, then kills it.
     pub(super) async fn close(mut self) {
         if tokio::time::timeout(EXIT_GRACE, self.child.wait()).await.is_err() {
-            reap::signal_group(self.pid, Signal::TERM);
+            self.group.signal(Signal::TERM);
             let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
         }
-        self.end();
+        self.group.kill();
         let _ = self.child.wait().await;
     }
 
@@ -144,21 +134,6 @@ impl Process {
             (None, Some(signal)) => format!("was killed by signal {signal}"),
             (None, None) => "exited".to_owned(),
         })
-    }
-
-    /// Kills what is left of the group.
-    fn end(&mut self) {
-        if !self.ended {
-            self.ended = true;
-            reap::signal_group(self.pid, Signal::KILL);
-            reap::forget(self.pid);
-        }
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.end();
     }
 }
 

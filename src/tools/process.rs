@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -12,6 +11,7 @@ use std::thread;
 use std::time::Duration;
 
 use super::error::{ErrorKind, ToolError};
+use crate::spawn::Spawn as _;
 use crate::{env, program};
 
 /// Bytes kept of each of stdout and stderr.
@@ -122,9 +122,8 @@ fn tail(text: &str, chars: usize) -> &str {
 /// struck.
 fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Result<(Finished, bool)> {
     let stdin_mode = if stdin.is_empty() { Stdio::null() } else { Stdio::piped() };
-    let mut child = command.stdin(stdin_mode).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
-    let pid = child.id();
-    crate::reap::register(pid);
+    let (mut child, mut group) =
+        command.stdin(stdin_mode).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn_in_group()?;
     if let Some(mut pipe) = child.stdin.take() {
         let input = stdin.to_vec();
         thread::spawn(move || {
@@ -140,8 +139,7 @@ fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Result
         status
     });
     let timed_out = done_rx.recv_timeout(timeout).is_err();
-    kill_group(pid);
-    crate::reap::forget(pid);
+    group.kill();
     let status = waiter.join().map_err(|_| std::io::Error::other("lost the child process"))??;
     let finished = Finished {
         status,
@@ -188,11 +186,5 @@ impl StreamReader {
             let _ = writeln!(text, "\n[… {dropped} more bytes of {name} dropped: streams are capped at 1 MiB …]");
         }
         text
-    }
-}
-
-fn kill_group(pid: u32) {
-    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }

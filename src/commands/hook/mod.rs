@@ -27,7 +27,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use self::project::Project;
-use super::{common, pairing};
+use super::{pairing, reach, setup};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::HookEvent;
@@ -93,7 +93,7 @@ fn pre_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::V
     let project = Project::locate(call.cwd.as_deref(), Some(call.host));
     let config = load_config(&project)?;
     if let Some(ignored) = config.ignored() {
-        common::report_ignored(&[ignored], &config.trust_command);
+        setup::report_ignored(&[ignored], &config.trust_command);
     }
     if config.mode == Mode::Off {
         return Ok(None);
@@ -127,7 +127,7 @@ fn post_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::
 /// What kind of call this is, with shell program words looked up as [`Known`] says, and a
 /// codeact run's workspace and program file checked against the project root.
 fn classify(call: &ToolUse, project: &Project) -> policy::Class {
-    let known = Known::new(&common::current_binary());
+    let known = Known::new(&reach::current_binary());
     let within = |run: &_| confine::within(run, project.cwd.as_deref(), &project.root);
     policy::classify(call, |word| known.identify(word), within)
 }
@@ -151,9 +151,9 @@ fn save(state: Option<&(StateDir, &str)>, before: Session, after: Session) -> Re
 /// The command line a deny reason or advice tells the model to run, on the shell route; on the
 /// MCP route they name the `run` tool, and nothing is looked up.
 fn shell_command(config: &Config) -> Option<String> {
-    (common::route(None) == Route::Bash).then(|| {
+    (reach::route(None) == Route::Bash).then(|| {
         let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
-        format!("{} run --backend {}", common::invocation(), backend.name())
+        format!("{} run --backend {}", reach::invocation(), backend.name())
     })
 }
 
@@ -217,12 +217,12 @@ fn session_start(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::
     if let Some((path, text)) = copilot::installed_instructions(&cwd) {
         // The file brings the instructions; all that is left to say is when the command it
         // names no longer runs.
-        let stale = common::stale_command(&text).map(|missing| {
+        let stale = reach::stale_command(&text).map(|missing| {
             format!(
                 "codeact: the instructions in `{}` name `{missing}`, which no longer exists; run codeact as `{}` \
                  instead (`codeact install` rewrites the file).",
                 path.display(),
-                common::invocation()
+                reach::invocation()
             )
         });
         let said: Vec<String> = mismatch.into_iter().chain(stale).collect();
@@ -233,15 +233,15 @@ fn session_start(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::
     // Nothing is started here (the hook must answer within its few seconds), so only what is
     // known without starting it is offered; what is left out is not reported (a hook's stderr
     // is not the user's), except what the user has not trusted, in one line.
-    let built = common::catalog(&config, github::access().as_ref(), Discovery::Static, true);
-    common::report_untrusted(&config, &built);
-    let invocation = common::invocation();
+    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Static, true);
+    setup::report_untrusted(&config, &built);
+    let invocation = reach::invocation();
     let text = Reference {
         backend,
         catalog: &built.catalog,
         limits: &config.limits,
         binary: &invocation,
-        route: common::route(None),
+        route: reach::route(None),
     }
     .reference()?;
     let text = match mismatch {
@@ -273,7 +273,7 @@ fn load_config(project: &Project) -> Result<Config> {
 /// The files a shell call may run and still count as codeact, by canonical path; each is
 /// looked up only when a command needs it.
 struct Known {
-    /// This binary, canonical (as [`common::current_binary`] gives it).
+    /// This binary, canonical (as [`reach::current_binary`] gives it).
     binary: Option<PathBuf>,
     /// The plugin's launcher, `<plugin root>/bin/codeact`, canonical.
     launcher: OnceCell<Option<PathBuf>>,
@@ -296,8 +296,8 @@ impl Known {
             PathBuf::from(word)
         } else {
             match word {
-                "sh" | "bash" => return if common::on_path(word).is_some() { Program::Shell } else { Program::Other },
-                "codeact" => match common::on_path(word) {
+                "sh" | "bash" => return if reach::on_path(word).is_some() { Program::Shell } else { Program::Other },
+                "codeact" => match reach::on_path(word) {
                     Some(file) => file,
                     None => return Program::Other,
                 },

@@ -69,7 +69,7 @@ pub(super) async fn serve_refusal(refusal: &UsageError, text_only: bool) -> Resu
     if let Some(hint) = &refusal.hint {
         let _ = write!(text, "\nhint: {hint}");
     }
-    let tools = vec![super::run_tool(text_only), super::describe_tool()];
+    let tools = vec![super::tools::run_tool(text_only), super::tools::describe_tool()];
     let running =
         Refused { text, tools }.serve(rmcp::transport::stdio()).await.context("the MCP client did not initialize")?;
     running.waiting().await.context("the MCP connection failed")?;

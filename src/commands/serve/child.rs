@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use crate::reap;
+use crate::spawn::{Group, Spawn as _};
 
 /// How long a run gets to end on SIGTERM, once cancelled, before its process group is killed.
 const TERM_GRACE: Duration = Duration::from_secs(2);
@@ -81,15 +81,10 @@ pub(crate) async fn run(
         .env_remove(crate::env::MCP_TOKEN_FILE)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = command
-        .spawn()
+        .stderr(Stdio::piped());
+    let (mut child, group) = command
+        .spawn_in_group()
         .map_err(|err| Failed::NoReport(format!("could not start `{}`: {err}", launch.program.display())))?;
-    let pid = child.id().unwrap_or_default();
-    reap::register(pid);
-    let _forget = Forget(pid);
 
     let (Some(mut stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -111,13 +106,13 @@ pub(crate) async fn run(
         tokio::select! {
             status = child.wait() => break status,
             () = cancel.cancelled() => {
-                stop(&mut child, pid).await;
+                stop(&mut child, group).await;
                 feed.abort();
                 return Err(Failed::Cancelled);
             }
             _ = ticks.tick() => {
                 if Instant::now() >= overdue {
-                    stop(&mut child, pid).await;
+                    stop(&mut child, group).await;
                     return Err(Failed::NoReport(format!(
                         "the run did not end {} s past its deadline and was killed",
                         OVERDUE.as_secs()
@@ -127,6 +122,8 @@ pub(crate) async fn run(
             }
         }
     };
+    // The run has ended: what it started is its own to end (it ends its tools' groups itself).
+    group.release();
     let _ = feed.await;
     let report = report.await.unwrap_or(Ok(Vec::new()));
     let warnings = warnings.await.unwrap_or_default();
@@ -159,20 +156,13 @@ pub(crate) async fn run(
 
 /// Ends a run: SIGTERM (which ends the commands and servers it started), a grace, then SIGKILL
 /// to its process group.
-async fn stop(child: &mut tokio::process::Child, pid: u32) {
-    reap::signal_group(pid, Signal::TERM);
+async fn stop(child: &mut tokio::process::Child, mut group: Group) {
+    group.signal(Signal::TERM);
     if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_err() {
-        reap::signal_group(pid, Signal::KILL);
+        group.kill();
         let _ = child.wait().await;
-    }
-}
-
-/// Forgets a run's process group once the call is over, whichever way it ended.
-struct Forget(u32);
-
-impl Drop for Forget {
-    fn drop(&mut self) {
-        reap::forget(self.0);
+    } else {
+        group.release();
     }
 }
 

@@ -34,12 +34,13 @@ use tokio::net::TcpListener;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tower_service::Service as _;
 
+use super::server::Server;
 use super::waiting::{Connection, InRequest, Waiting};
-use super::{Server, announce};
 use crate::cli::ServeArgs;
 use crate::env;
 use crate::exit::UsageError;
 use crate::hint::Hint;
+use crate::output;
 
 /// The path the server answers at; every other is 404.
 const PATH: &str = "/mcp";
@@ -298,6 +299,11 @@ fn plain(status: StatusCode, text: String) -> Response<BoxBody<Bytes, Infallible
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
     response
+}
+
+/// Says where the HTTP server listens, for the people and tests that start it.
+fn announce(url: &str) {
+    output::diagnostic(&format!("codeact: serving MCP at {url}"));
 }
 
 #[cfg(test)]

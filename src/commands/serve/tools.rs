@@ -1,0 +1,248 @@
+//! The two tools the server offers: `run`, which runs a program as one `codeact run` of its own
+//! ([`child`]) once a slot is free, reporting progress and stopping it when the call is cancelled
+//! or its HTTP client is gone, and `describe`, which gives the tool reference or the
+//! documentation of the tools named.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool, ToolAnnotations};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value as Json, json};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::child::{self, Failed, Finished};
+use super::http;
+use super::server::Server;
+use crate::limits::{self, format_seconds};
+
+/// How often a running program's call reports progress, when its client asked for progress.
+pub(super) const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a call's program goes on once its HTTP client is gone: a run about to end still
+/// ends with its report.
+pub(super) const GONE_GRACE: Duration = Duration::from_secs(3);
+
+/// The `run` tool. Its description is short, since every client shows it on every request: the
+/// signatures are in the server's instructions, and `describe` gives them to a client that does
+/// not pass those on.
+pub(super) fn run_tool(text_only: bool) -> Tool {
+    let description = "Run a Python program that calls the workspace's tools as functions (see the codeact \
+                       reference, or `describe`); returns what it prints and its last expression.";
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string"},
+            // Seconds. The bounds are checked on the call, with a message: in the schema, every
+            // client would show them to the model on every request.
+            "timeout": {"type": "number"}
+        },
+        // Unknown arguments are refused on the call, with a message, not in every request.
+        "required": ["code"]
+    });
+    let output = json!({
+        "type": "object",
+        "properties": {
+            "success": {"type": "boolean"},
+            "stdout": {"type": "string"},
+            "stderr": {"type": "string"},
+            "return_value": {"description": "The last expression's value, as JSON (its repr when too large)."},
+            "error": {
+                "type": ["object", "null"],
+                "properties": {
+                    "type": {"type": "string"},
+                    "message": {"type": "string"},
+                    "line": {"type": ["integer", "null"]},
+                    "traceback": {"type": "string"}
+                }
+            },
+            "backend": {"type": "string"},
+            "duration_ms": {"type": "integer"},
+            "tool_calls": {"type": "integer"},
+            "truncated": {"type": "boolean"},
+            "guest_cache": {"type": "string"}
+        },
+        "required": ["success", "stdout", "stderr", "return_value", "error", "backend", "duration_ms", "tool_calls", "truncated"]
+    });
+    let tool = Tool::new("run", description, object(input))
+        .with_title("Run a codeact program")
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true));
+    if text_only { tool } else { tool.with_raw_output_schema(Arc::new(object(output))) }
+}
+
+/// The `describe` tool.
+pub(super) fn describe_tool() -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "names": {"type": "array", "items": {"type": "string"}}
+        },
+        "additionalProperties": false
+    });
+    Tool::new(
+        "describe",
+        "The full documentation (signature, parameters, result) of the named functions of codeact programs; \
+         without names, the reference of all.",
+        object(input),
+    )
+    .with_title("Describe codeact's tools")
+    .with_annotations(ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false))
+}
+
+fn object(value: Json) -> JsonObject {
+    match value {
+        Json::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+impl Server {
+    pub(super) async fn call_run(
+        &self,
+        arguments: &JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        if let Some(unknown) = arguments.keys().find(|key| !matches!(key.as_str(), "code" | "timeout")) {
+            return Err(McpError::invalid_params(
+                format!("`run` takes `code` and `timeout`, not `{}`", clip(unknown)),
+                None,
+            ));
+        }
+        let Some(Json::String(code)) = arguments.get("code") else {
+            return Err(McpError::invalid_params("`run` needs `code`: the Python program, as a string", None));
+        };
+        let timeout = match arguments.get("timeout") {
+            None | Some(Json::Null) => None,
+            Some(Json::Number(seconds)) => Some(
+                seconds
+                    .as_f64()
+                    .ok_or_else(|| "not a number".to_owned())
+                    .and_then(limits::parse_timeout)
+                    .map_err(|why| McpError::invalid_params(format!("`timeout`: {why}"), None))?,
+            ),
+            Some(_) => return Err(McpError::invalid_params("`timeout` is a number of seconds", None)),
+        };
+        let cancel = context.ct.child_token();
+        let _watching = stop_when_gone(&context, &cancel);
+        let _slot = tokio::select! {
+            slot = self.shared.slots.acquire() => slot.map_err(|_| McpError::internal_error("the server is stopping", None))?,
+            () = cancel.cancelled() => return Err(McpError::internal_error("cancelled", None)),
+        };
+        let timeout = timeout.unwrap_or(self.shared.default_timeout);
+        let progress_token = context.meta.get_progress_token();
+        let peer = context.peer.clone();
+        let mut sent = Vec::new();
+        let report = |elapsed: Duration| {
+            let Some(token) = progress_token.clone() else { return };
+            let peer = peer.clone();
+            let mut param = ProgressNotificationParam::new(token, elapsed.as_secs_f64().floor());
+            param.total = Some(timeout.as_secs_f64());
+            param.message = Some(format!("running for {}", format_seconds(Duration::from_secs(elapsed.as_secs()))));
+            sent.push(tokio::spawn(async move {
+                let _ = peer.notify_progress(param).await;
+            }));
+        };
+        let finished = child::run(&self.shared.launch, code, timeout, &cancel, PROGRESS_EVERY, report).await;
+        // No progress may follow the result.
+        for notification in sent {
+            let _ = notification.await;
+        }
+        match finished {
+            Ok(Finished { result, text, success }) => {
+                let text = ContentBlock::text(if text.is_empty() { "(no output)".to_owned() } else { text });
+                let mut answer = if self.shared.text_only {
+                    CallToolResult::success(Vec::new())
+                } else {
+                    CallToolResult::structured(result)
+                };
+                answer.content = vec![text];
+                answer.is_error = Some(!success);
+                Ok(answer)
+            }
+            Err(Failed::Cancelled) => Err(McpError::internal_error("cancelled: the program was stopped", None)),
+            Err(Failed::NoReport(why)) => Ok(CallToolResult::error(vec![ContentBlock::text(why)])),
+        }
+    }
+
+    /// The documentation of each tool named, once, in the order first named. More names than
+    /// there are tools is refused, so an answer is never larger than all the documentation.
+    pub(super) fn call_describe(&self, arguments: &JsonObject) -> Result<CallToolResult, McpError> {
+        if let Some(unknown) = arguments.keys().find(|key| key.as_str() != "names") {
+            return Err(McpError::invalid_params(format!("`describe` takes `names`, not `{}`", clip(unknown)), None));
+        }
+        let names: Vec<&str> = match arguments.get("names") {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(items)) => {
+                items.iter().map(Json::as_str).collect::<Option<_>>().ok_or_else(names_are_strings)?
+            }
+            Some(_) => return Err(names_are_strings()),
+        };
+        if names.is_empty() {
+            return Ok(CallToolResult::success(vec![ContentBlock::text(self.shared.instructions.clone())]));
+        }
+        let docs = &self.shared.docs;
+        if names.len() > docs.len() {
+            return Err(McpError::invalid_params(
+                format!(
+                    "`names` lists {} names, and there are {} tools: name each at most once",
+                    names.len(),
+                    docs.len()
+                ),
+                None,
+            ));
+        }
+        let mut found: Vec<&Json> = Vec::new();
+        for name in names {
+            let Some(doc) = docs.iter().find(|doc| doc["name"] == name) else {
+                let known: Vec<&str> = docs.iter().filter_map(|doc| doc["name"].as_str()).collect();
+                return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "no tool `{}`; the tools are: {}",
+                    clip(name),
+                    known.join(", ")
+                ))]));
+            };
+            if !found.iter().any(|seen| std::ptr::eq(*seen, doc)) {
+                found.push(doc);
+            }
+        }
+        // Compact: a model reads every byte, and Copilot CLI compacts it anyway.
+        let text = serde_json::to_string(&found).unwrap_or_default();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+}
+
+fn names_are_strings() -> McpError {
+    McpError::invalid_params("`names` is a list of tool names", None)
+}
+
+/// A name the client sent, shortened for a message: the answer to a refused request stays
+/// small whatever the request held.
+pub(super) fn clip(name: &str) -> String {
+    const KEPT: usize = 64;
+    match name.char_indices().nth(KEPT) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_owned(),
+    }
+}
+
+/// Cancels `stop` once the HTTP client of the call is gone (its connection closed before the
+/// answer's end) and [`GONE_GRACE`] has passed, so that a client that dropped its connection
+/// does not hold a slot until the run's own timeout, which may be a day. Watches until the
+/// guard it returns is dropped.
+fn stop_when_gone(context: &RequestContext<RoleServer>, stop: &CancellationToken) -> Option<DropGuard> {
+    let gone = context.extensions.get::<::http::request::Parts>()?.extensions.get::<http::ClientGone>()?.0.clone();
+    let done = CancellationToken::new();
+    let watching = done.clone();
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = watching.cancelled() => {}
+            () = async {
+                gone.cancelled().await;
+                tokio::time::sleep(GONE_GRACE).await;
+            } => stop.cancel(),
+        }
+    });
+    Some(done.drop_guard())
+}
