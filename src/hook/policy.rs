@@ -23,7 +23,7 @@ use std::path::Path;
 
 use super::shell::{self, Invocation, Program};
 use super::state::Session;
-use super::suggest;
+use super::suggest::{self, Runner};
 use crate::copilot::MCP_RUN_TOOLS;
 
 /// Tools that only read, by the names Copilot CLI and other hosts use.
@@ -107,15 +107,6 @@ pub(crate) struct Rules<'a> {
     pub(crate) runner: Runner<'a>,
     /// The project root, which a codeact run may not leave.
     pub(crate) root: &'a Path,
-}
-
-/// How a model is told to run a codeact program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Runner<'a> {
-    /// The command line that runs one through the shell tool, without the here-document.
-    Shell(&'a str),
-    /// The `run` tool of codeact's MCP server.
-    Mcp,
 }
 
 /// The pre-tool-use decision for a call of `class`, and the session's new state.

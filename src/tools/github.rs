@@ -8,9 +8,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::args::Args;
-use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
+use super::handler::Builtin;
 use super::process::{self, Timeout};
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;

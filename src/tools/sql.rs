@@ -25,9 +25,9 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, Statement};
 
 use super::args::Args;
-use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
+use super::handler::Builtin;
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
 use super::workspace::{Confined, Entry, Workspace};

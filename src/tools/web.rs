@@ -13,9 +13,9 @@ use reqwest::redirect::Policy;
 use reqwest::{Method, Url};
 
 use super::args::Args;
-use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
+use super::handler::Builtin;
 use super::network::{NetworkPolicy, checked_address};
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;
