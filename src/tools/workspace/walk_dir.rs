@@ -7,7 +7,8 @@ use std::path::Path;
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
 
-use super::{Confined, Entry, classify, io_error, not_regular, outside, read_capped};
+use super::entry::{classify, not_regular, outside};
+use super::{Confined, Entry, io_error, read_capped};
 use crate::tools::error::{ErrorKind, ToolError};
 
 /// What a walker sees an entry as, without following it.
