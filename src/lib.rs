@@ -6,7 +6,7 @@
 //!
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
 //! holds the tree to that): the leaves (`env`, `exit`, `limits`, `dirs`, `hint`, `digest`,
-//! `atomic`, `bounded`, `terminal`, `reap`, `program`, `paths`, `copilot`); workspace `trust`; `tools`
+//! `atomic`, `bounded`, `terminal`, `reap`, `program`, `paths`, `route`, `copilot`); workspace `trust`; `tools`
 //! and `hook`; `usertools` and `mcp`; the tool `catalog`; the `sandbox` that serves tool calls;
 //! the CPython `guest`; the `backend`s; `config`; and on top `render`, `output`, `cli` and the
 //! `commands`.
@@ -40,6 +40,7 @@ mod paths;
 mod program;
 mod reap;
 mod render;
+mod route;
 mod sandbox;
 mod terminal;
 mod tools;

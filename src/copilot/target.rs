@@ -1,43 +1,6 @@
-//! Where Copilot CLI looks for codeact's generated files, how codeact reaches them without
-//! following a link a repository planted, and how it tells its own files — and whether they were
-//! edited since it wrote them — from the user's.
-//!
-//! # Reaching the files
-//!
-//! A repository's `.github`, `.github/instructions` and `.github/agents` come with the clone, so
-//! any of them may be a symbolic link: `.github/instructions -> ~/.copilot/instructions` would
-//! turn a repository-level install into a global one that carries the repository's own tool
-//! descriptions into every session. So each directory below the workspace is opened one name at
-//! a time, relative to the handle of the one above it, and refused when it is a symbolic link
-//! (`O_NOFOLLOW` beneath the held handle; cap-std resolves with `openat2(RESOLVE_BENEATH)` where
-//! the kernel has it). The file is then read, written (temporary file + rename) and removed
-//! through the last directory's handle. Nothing is checked on a host path and opened again
-//! later, so there is no window in which to swap a link in.
-//!
-//! `$COPILOT_HOME` is the user's own directory, where a link (to a dotfiles checkout, say) is
-//! theirs to make: its directories are followed. In both places the file itself is never a link:
-//! codeact neither writes through one nor replaces one.
-//!
-//! Whether a generated file was edited since codeact wrote it is told by its marker line
-//! ([`marker`]).
-
-mod marker;
-
-/// How a model reaches codeact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Route {
-    /// A here-document for the host's shell tool: `codeact run <<'PY'`.
-    Bash,
-    /// The `run` tool of `codeact mcp serve` (the plugin bundles it).
-    Mcp,
-}
-
-/// The names a host gives the `run` tool of codeact's MCP server (named `codeact`): Copilot
-/// CLI's `<server>-<tool>`, Claude Code's `mcp__<server>__<tool>`, and Claude Code's for the
-/// server of its codeact plugin.
-pub(crate) const MCP_RUN_TOOLS: &[&str] = &["codeact-run", "mcp__codeact__run", "mcp__plugin_codeact_codeact__run"];
-
-pub(crate) use marker::{MARKER_PREFIX, Origin, has_marker, origin, seal};
+//! The files `install` writes ([`Target`]): where each lies, in the repository's `.github` or in
+//! `$COPILOT_HOME`, and reading, writing and removing one through directory handles opened one
+//! name at a time, so that no link a repository planted is followed.
 
 use std::io::{self, Read as _, Write as _};
 use std::os::unix::fs::DirBuilderExt as _;
@@ -50,6 +13,7 @@ use cap_std::fs::{
     Dir, DirBuilder, DirBuilderExt as _, OpenOptions, OpenOptionsExt as _, Permissions, PermissionsExt as _,
 };
 
+use super::marker::has_marker;
 use crate::{bounded, env};
 
 /// The most read of an existing file. Generated files are a few KiB; a longer one was edited
