@@ -3,16 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::rules::{Hit, Protected, folded, normal, shown};
-
-/// A symbolic link and where it leads, both relative to the root.
-#[derive(Debug, Clone)]
-pub(super) struct Link {
-    pub(super) path: PathBuf,
-    pub(super) target: PathBuf,
-    /// `target`'s folded names.
-    pub(super) target_names: Vec<String>,
-}
+use super::rules::{Hit, Link, Protected, folded, normal, shown};
 
 /// Most names one file is looked up by, through the workspace's links; past it, the file is
 /// refused.

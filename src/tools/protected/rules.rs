@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::links::Link;
 use super::named::{PYTHON_ENV, RULES, matches};
 use super::{fold, git, scan};
 use crate::paths;
@@ -37,6 +36,15 @@ pub(crate) struct Protected {
     identities: Vec<((u64, u64), Hit)>,
     /// Why the rules are not known whole: every write is refused.
     unknown: Option<String>,
+}
+
+/// A symbolic link and where it leads, both relative to the root.
+#[derive(Debug, Clone)]
+pub(super) struct Link {
+    pub(super) path: PathBuf,
+    pub(super) target: PathBuf,
+    /// `target`'s folded names.
+    pub(super) target_names: Vec<String>,
 }
 
 /// The rule a path breaks.
