@@ -26,8 +26,8 @@ use super::state::Session;
 use super::suggest::{self, Runner};
 use crate::route::MCP_RUN_TOOLS;
 
-/// Tools that only read, by the names Copilot CLI uses (Claude Code's are renamed to them) and
-/// other hosts use.
+/// Tools that only read, by the names Copilot CLI and other hosts use (Claude Code's tools are
+/// renamed to Copilot CLI's as the payload is read).
 const READ_ONLY_TOOLS: &[&str] = &["view", "glob", "grep", "rg", "read_file", "file_search", "list_dir"];
 
 /// Tools that read or write one file: what the instructions tell a model to call directly for

@@ -15,6 +15,9 @@
 //!
 //! Strings are written as JSON string literals, which Python reads as the same string; they
 //! never hold a raw newline, so the program cannot end the here-document it is sent in.
+//!
+//! How the program is to be run is the [`Runner`]: a here-document for the shell tool, or the
+//! `code` of codeact's MCP `run` tool.
 
 use serde_json::{Map, Value};
 
