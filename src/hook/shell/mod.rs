@@ -9,7 +9,7 @@
 //! The lexer never resolves a program: the caller says what a program word names
 //! ([`Program`]), looking at the file system as it must.
 //!
-//! [`parse`] splits a command line into simple commands ([`SimpleCommand`]) over the tokens of
+//! [`parse()`] splits a command line into simple commands ([`SimpleCommand`]) over the tokens of
 //! [`lex`]; [`classify`] answers the two questions on them.
 
 mod classify;

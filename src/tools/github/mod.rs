@@ -2,7 +2,7 @@
 //! own login), else over HTTPS with `GITHUB_TOKEN` or `GH_TOKEN`. The endpoint is always passed
 //! after `--`, so it can never become an option; it must be a path on the API, never a URL.
 //! Offered only when one of the two ways is available: the command layer finds out with
-//! [`access`] and hands the answer to the catalogue and the tool context.
+//! [`access()`] and hands the answer to the catalogue and the tool context.
 
 mod access;
 mod api;

@@ -8,7 +8,7 @@ use cap_std::fs::File;
 use super::Confined;
 use crate::tools::error::ToolError;
 
-/// A path opened by [`Workspace::open_entry`].
+/// A path opened by [`super::Workspace::open_entry`].
 #[derive(Debug)]
 pub(crate) enum Opened {
     File(File, u64),

@@ -41,7 +41,7 @@ impl Workspace {
     }
 
     /// Refuses a write to `given` (as the program named it, normalised) that lands on `real`
-    /// when either is write-protected ([`super::protected`]).
+    /// when either is write-protected ([`crate::tools::protected`]).
     pub(crate) fn check_writable(&self, given: &Confined, real: &Confined) -> Result<(), ToolError> {
         let protected = self.protected();
         for (path, leads) in [(given, None), (real, Some(real))] {

@@ -21,7 +21,7 @@ pub(crate) enum Listed {
     Special,
 }
 
-/// A directory opened beneath the root for a walker ([`Workspace::open_walk`]). Everything
+/// A directory opened beneath the root for a walker ([`super::Workspace::open_walk`]). Everything
 /// below it is opened through this handle, one name at a time and never through a symlink: a
 /// directory swapped for a symlink after it was listed is refused when it is opened, so a walk
 /// never lists or reads anything outside the directory it started in.
