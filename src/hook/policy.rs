@@ -11,11 +11,11 @@
 //! - `exclusive` allows codeact runs and skill loads, and — as the instructions say — one
 //!   direct read or edit (`view`, `edit`, `create`) between codeact runs; a second direct call,
 //!   any search, shell command or other tool is denied with its codeact program. A shell codeact
-//!   run whose workspace or `--file` would be outside the project (`commands::hook::confine`) is denied
-//!   too, saying how to run it inside: the model does not choose the sandbox. A payload the
-//!   hook cannot read (over [`MAX_PAYLOAD`] or not a tool call) is denied too: the user asked
-//!   for enforcement, and a call that cannot be checked cannot be shown to be codeact. The other
-//!   modes let such payloads through.
+//!   run whose workspace or `--file` would be outside the project (`commands::hook::confine`)
+//!   is denied too, saying how to run it inside: the model does not choose the sandbox. A
+//!   payload the hook cannot read (over [`MAX_PAYLOAD`] or not a tool call) is denied too: the
+//!   user asked for enforcement, and a call that cannot be checked cannot be shown to be
+//!   codeact. The other modes let such payloads through.
 
 use super::mode::Mode;
 use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
