@@ -10,7 +10,7 @@ use crate::backend::Choice;
 use crate::env;
 use crate::hook::payload::Host;
 use crate::limits::{self, DEFAULT, format_seconds, format_size};
-use crate::render::Route;
+use crate::route::Route;
 
 /// `codeact --version`: this version and the Monty version compiled in.
 static VERSION_LINE: LazyLock<String> =

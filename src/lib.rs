@@ -5,11 +5,11 @@
 //! `commands`, and turns any error into one message on stderr and an exit code.
 //!
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
-//! holds the tree to that): the leaves (`env`, `exit`, `limits`, `dirs`, `hint`, `digest`,
-//! `atomic`, `bounded`, `terminal`, `reap`, `spawn`, `program`, `paths`, `copilot`); workspace
-//! `trust`; `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`; the `sandbox` that
-//! serves tool calls; the CPython `guest`; the `backend`s; `config`; and on top `render`,
-//! `output`, `cli` and the `commands`.
+//! holds the tree to that): the leaves (`limits`, `digest`, `hint`, `atomic`, `bounded`,
+//! `terminal`, `reap`, `program`, `paths`, `route`); `env`, `exit` and `spawn`; `dirs` and
+//! `copilot`; workspace `trust`; `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`;
+//! the `sandbox` that serves tool calls; the CPython `guest`; the `backend`s; `config`; and on
+//! top `render`, `output`, `cli` and the `commands`.
 //!
 //! The public surface is what the integration tests and benchmarks use: [`run`],
 //! [`env::ALL`] and [`plugin_files`].
@@ -40,6 +40,7 @@ mod paths;
 mod program;
 mod reap;
 mod render;
+mod route;
 mod sandbox;
 mod spawn;
 mod terminal;

@@ -13,8 +13,8 @@ use crate::backend::Backend;
 use crate::catalog::Catalog;
 use crate::catalog::entry::{Source, ToolDoc};
 use crate::copilot::MARKER_PREFIX;
-pub(crate) use crate::copilot::Route;
 use crate::limits::{Limits, format_seconds, format_size};
+use crate::route::Route;
 
 const TEMPLATES: &[(&str, &str)] = &[
     ("reference.md.j2", include_str!("../templates/reference.md.j2")),

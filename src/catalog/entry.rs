@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value as Json, json};
 
 use crate::mcp::McpHelper;
-use crate::tools::builtin::Builtin;
+use crate::tools::handler::Builtin;
 use crate::tools::spec::{KEYWORDS_ONLY, Signature};
 use crate::usertools::load::UserTool;
 

@@ -10,7 +10,7 @@ use crate::copilot;
 use crate::env;
 use crate::hook::shell;
 use crate::program;
-use crate::render::Route;
+use crate::route::Route;
 
 /// How a model should run this codeact, as shell words: the plugin's launcher when this process
 /// was started through it (`sh /…/bin/codeact`, which finds the binary again after an upgrade or

@@ -1,8 +1,9 @@
-//! The hook payloads Copilot CLI sends on stdin, in every form seen in the wild: `toolArgs` as
-//! an object, as a JSON-encoded string, or as a raw string (freeform tools such as
-//! `apply_patch`), and the `snake_case` spelling (`tool_name`, `tool_input`).
+//! The hook payloads Copilot CLI and Claude Code send on stdin. Copilot CLI's are read in every
+//! form seen in the wild: `toolArgs` as an object, as a JSON-encoded string, or as a raw string
+//! (freeform tools such as `apply_patch`), and the `snake_case` spelling (`tool_name`,
+//! `tool_input`).
 //!
-//! Claude Code's payloads are read too: its tools and their arguments are named as Copilot CLI
+//! In Claude Code's payloads, its tools and their arguments are named as Copilot CLI
 //! names the same tools (`Read` with `file_path` is `view` with `path`), so that the policy and
 //! the suggestions know one vocabulary, and the answer is written in Claude Code's form
 //! ([`Host`]). Which host sent a payload is what the hook's command line says (`--host`); a

@@ -11,11 +11,11 @@
 //! - `exclusive` allows codeact runs and skill loads, and — as the instructions say — one
 //!   direct read or edit (`view`, `edit`, `create`) between codeact runs; a second direct call,
 //!   any search, shell command or other tool is denied with its codeact program. A shell codeact
-//!   run whose workspace or `--file` would be outside the project ([`super::confine`]) is denied
-//!   too, saying how to run it inside: the model does not choose the sandbox. A payload the
-//!   hook cannot read (over [`MAX_PAYLOAD`] or not a tool call) is denied too: the user asked
-//!   for enforcement, and a call that cannot be checked cannot be shown to be codeact. The other
-//!   modes let such payloads through.
+//!   run whose workspace or `--file` would be outside the project (`commands::hook::confine`)
+//!   is denied too, saying how to run it inside: the model does not choose the sandbox. A
+//!   payload the hook cannot read (over [`MAX_PAYLOAD`] or not a tool call) is denied too: the
+//!   user asked for enforcement, and a call that cannot be checked cannot be shown to be
+//!   codeact. The other modes let such payloads through.
 
 use super::mode::Mode;
 use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
@@ -23,10 +23,11 @@ use std::path::Path;
 
 use super::shell::{self, Invocation, Program};
 use super::state::Session;
-use super::suggest;
-use crate::copilot::MCP_RUN_TOOLS;
+use super::suggest::{self, Runner};
+use crate::route::MCP_RUN_TOOLS;
 
-/// Tools that only read, by the names Copilot CLI and other hosts use.
+/// Tools that only read, by the names Copilot CLI and other hosts use (Claude Code's tools are
+/// renamed to Copilot CLI's as the payload is read).
 const READ_ONLY_TOOLS: &[&str] = &["view", "glob", "grep", "rg", "read_file", "file_search", "list_dir"];
 
 /// Tools that read or write one file: what the instructions tell a model to call directly for
@@ -107,15 +108,6 @@ pub(crate) struct Rules<'a> {
     pub(crate) runner: Runner<'a>,
     /// The project root, which a codeact run may not leave.
     pub(crate) root: &'a Path,
-}
-
-/// How a model is told to run a codeact program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Runner<'a> {
-    /// The command line that runs one through the shell tool, without the here-document.
-    Shell(&'a str),
-    /// The `run` tool of codeact's MCP server.
-    Mcp,
 }
 
 /// The pre-tool-use decision for a call of `class`, and the session's new state.

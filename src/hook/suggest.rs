@@ -15,11 +15,13 @@
 //!
 //! Strings are written as JSON string literals, which Python reads as the same string; they
 //! never hold a raw newline, so the program cannot end the here-document it is sent in.
+//!
+//! How the program is to be run is the [`Runner`]: a here-document for the shell tool, or the
+//! `code` of codeact's MCP `run` tool.
 
 use serde_json::{Map, Value};
 
 use super::payload::{ToolArgs, ToolUse};
-use super::policy::Runner;
 use super::shell::{self, SimpleCommand};
 
 /// The program suggested when the denied call has no codeact equivalent.
@@ -27,6 +29,15 @@ const EXAMPLE: &str = "# an example: for each Python file, its line count\nfor p
 
 /// The program suggested for a shell command that is not read-only.
 const SHELL_EXAMPLE: &str = "# an example: shell commands run through the bash tool\nr = bash(command=\"git status --short\")\nprint(r[\"stdout\"], r[\"stderr\"], r[\"returncode\"])";
+
+/// How a model is told to run a codeact program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runner<'a> {
+    /// The command line that runs one through the shell tool, without the here-document.
+    Shell(&'a str),
+    /// The `run` tool of codeact's MCP server.
+    Mcp,
+}
 
 /// The whole suggestion: on the shell route, the command with the program as a quoted
 /// here-document; on the MCP route, the program for codeact's `run` tool, fenced.

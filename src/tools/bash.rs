@@ -6,9 +6,9 @@ use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
 use super::args::Args;
-use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::ToolError;
+use super::handler::Builtin;
 use super::process::{self, Timeout};
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;

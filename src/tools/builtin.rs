@@ -1,22 +1,8 @@
-//! The built-in tools: each a [`ToolSpec`] and the function that runs it, the order they are
-//! presented in, and the names no user tool may take.
+//! The list of built-in tools: the order they are presented in, and the names no user tool may
+//! take. What a built-in tool is lives in [`super::handler`].
 
-use super::args::Args;
-use super::context::ToolContext;
-use super::error::ToolError;
-use super::spec::ToolSpec;
-use super::value::Value;
+use super::handler::Builtin;
 use super::{bash, files, github, glob, grep, mcp, sql, web};
-
-/// The function that runs a built-in tool once its arguments are bound.
-pub(crate) type Handler = fn(&mut ToolContext, &Args<'_>) -> Result<Value, ToolError>;
-
-/// A built-in tool.
-#[derive(Debug)]
-pub(crate) struct Builtin {
-    pub(crate) spec: ToolSpec,
-    pub(crate) handler: Handler,
-}
 
 /// The built-in tools offered everywhere (unless configuration disables them), in the order the
 /// instructions present them.

@@ -6,9 +6,9 @@ use std::time::Instant;
 use cap_std::fs::File;
 
 use super::args::Args;
-use super::builtin::Builtin;
 use super::context::{ToolContext, check_deadline};
 use super::error::{ErrorKind, ToolError};
+use super::handler::Builtin;
 use super::spec::{Kind, Param, ToolSpec};
 use super::value::Value;
 use super::workspace::{Confined, Opened, Workspace, io_error, read_capped};

@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::args::Args;
-use super::builtin::Builtin;
 use super::context::ToolContext;
 use super::error::{ErrorKind, ToolError};
+use super::handler::Builtin;
 use super::pattern;
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;

@@ -15,9 +15,9 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
 use super::args::Args;
-use super::builtin::Builtin;
 use super::context::{ToolContext, check_deadline, timed_out};
 use super::error::ToolError;
+use super::handler::Builtin;
 use super::pattern;
 use super::spec::{Kind, Param, ParamDefault, ToolSpec};
 use super::value::Value;

@@ -11,6 +11,7 @@ pub(crate) mod files;
 pub(crate) mod github;
 pub(crate) mod glob;
 pub(crate) mod grep;
+pub(crate) mod handler;
 pub(crate) mod mcp;
 pub(crate) mod network;
 pub(crate) mod pattern;

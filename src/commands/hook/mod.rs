@@ -37,11 +37,13 @@ use crate::env;
 use crate::exit;
 use crate::hook::mode::Mode;
 use crate::hook::payload::{self, Host, MAX_PAYLOAD, ToolUse};
-use crate::hook::policy::{self, Decision, Rules, Runner};
+use crate::hook::policy::{self, Decision, Rules};
 use crate::hook::shell::Program;
 use crate::hook::state::{self, Session, StateDir};
+use crate::hook::suggest::Runner;
 use crate::output;
-use crate::render::{Reference, Route};
+use crate::render::Reference;
+use crate::route::Route;
 use crate::tools::github;
 
 /// Answers one hook `event` sent by `host` (told by the payload when `None`).

@@ -26,7 +26,8 @@ use crate::commands::reach;
 use crate::commands::setup::{self, PROBE_TIME};
 use crate::exit::{self, UsageError};
 use crate::output;
-use crate::render::{Reference, Route};
+use crate::render::Reference;
+use crate::route::Route;
 use crate::tools::github;
 
 /// `codeact mcp serve` with `args`: serves until the client goes or the server is stopped.

@@ -3,7 +3,7 @@
 use std::path::{Component, Path, PathBuf};
 
 /// A path inside the workspace, relative to its root and normalised (no `.`, no `..`, `.` for
-/// the root itself). Only [`Workspace::confine`] and the methods below make one.
+/// the root itself). Only [`super::Workspace::confine`] and the methods below make one.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Confined(PathBuf);
 

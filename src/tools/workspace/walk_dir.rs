@@ -7,7 +7,8 @@ use std::path::Path;
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
 
-use super::{Confined, Entry, classify, io_error, not_regular, outside, read_capped};
+use super::entry::{classify, not_regular, outside};
+use super::{Confined, Entry, io_error, read_capped};
 use crate::tools::error::{ErrorKind, ToolError};
 
 /// What a walker sees an entry as, without following it.
@@ -20,7 +21,7 @@ pub(crate) enum Listed {
     Special,
 }
 
-/// A directory opened beneath the root for a walker ([`Workspace::open_walk`]). Everything
+/// A directory opened beneath the root for a walker ([`super::Workspace::open_walk`]). Everything
 /// below it is opened through this handle, one name at a time and never through a symlink: a
 /// directory swapped for a symlink after it was listed is refused when it is opened, so a walk
 /// never lists or reads anything outside the directory it started in.

@@ -1,24 +1,23 @@
-//! `web_fetch`: HTTP(S) in-process, under the network policy ([`super::network`]). The policy
+//! `web_fetch`: HTTP(S) in-process, under the network policy ([`crate::tools::network`]). The policy
 //! is checked on the addresses a name resolves to, and the connection is pinned to the checked
 //! address, so DNS cannot be used to slip past it; every redirect (at most 5) is checked the
 //! same way. A redirect to another origin (scheme, host or port) drops the credentials the
 //! program sent (`Authorization`, `Cookie`, `Proxy-Authorization`), as curl and browsers do.
-//! Bodies are capped, and HTML becomes readable text within the run's time limit ([`html`]).
-
-mod html;
+//! Bodies are capped, and HTML becomes readable text within the run's time limit ([`super::html`]).
 
 use std::time::Duration;
 
 use reqwest::redirect::Policy;
 use reqwest::{Method, Url};
 
-use super::args::Args;
-use super::builtin::Builtin;
-use super::context::ToolContext;
-use super::error::{ErrorKind, ToolError};
-use super::network::{NetworkPolicy, checked_address};
-use super::spec::{Kind, Param, ParamDefault, ToolSpec};
-use super::value::Value;
+use super::html;
+use crate::tools::args::Args;
+use crate::tools::context::ToolContext;
+use crate::tools::error::{ErrorKind, ToolError};
+use crate::tools::handler::Builtin;
+use crate::tools::network::{NetworkPolicy, checked_address};
+use crate::tools::spec::{Kind, Param, ParamDefault, ToolSpec};
+use crate::tools::value::Value;
 
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 5;
@@ -77,7 +76,7 @@ fn web_fetch(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError>
         return Err(ToolError::new(ErrorKind::Timeout, "web_fetch() stopped: the run's time limit was reached"));
     }
     let request = Request { url: url.to_owned(), method, headers, data, timeout, policy: ctx.network.clone() };
-    let runtime = super::process::runtime("web_fetch")?;
+    let runtime = crate::tools::process::runtime("web_fetch")?;
     let fetched = runtime.block_on(async { tokio::time::timeout(timeout, request.send()).await });
     let (content_type, body) = match fetched {
         Ok(result) => result?,

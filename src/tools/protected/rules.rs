@@ -1,153 +1,12 @@
-//! The write-protected paths: files that make the host run something or tell an agent what to
-//! do — git's config and hooks, codeact's own config and tools, MCP server lists, editor, dev
-//! container and agent settings, hook managers' configs, direnv's `.envrc`, Python
-//! environments — and codeact's and Copilot's own directories when they lie in the workspace.
-//! A program may read them; `create`, `edit` and `sql` never write them, so a program cannot
-//! plant what the next run, the next `git commit`, the next interpreter or the next chat would
-//! execute.
-//!
-//! The rules are matched on every write, by [`Protected::rule_for`], against the path as the
-//! program gave it, against where it really leads (symlinks inside the workspace resolved), and
-//! against every other name the workspace's symbolic links give that file: `docs/guide.md` is
-//! `AGENTS.md` too when `AGENTS.md` links to it, and `shared/vscode/tasks.json` is
-//! `.vscode/tasks.json` when `.vscode` links to `shared/vscode`. Names are folded as
-//! case-insensitive file systems fold them ([`fold`]), so `.GIT/config` and `.v\u{17f}code` are
-//! protected wherever they would be the same file. The named rules match at any depth: a
-//! subdirectory becomes a workspace of its own once it is opened as one, so
-//! `sub/.codeact/tools/x.py` is as dangerous as `.codeact/tools/x.py`.
-//!
-//! What only the workspace's contents tell — its links, the hooks folder each repository's
-//! `core.hooksPath` names ([`git`]), the folders holding a Python environment — is found by one
-//! bounded walk ([`scan`]) before the first write of a run. Past its bounds every write is
-//! refused. The program's tools cannot make a link, so the walk stays true for the run;
-//! `bash`, which is not confined, can.
-
-mod fold;
-mod git;
-pub(crate) mod scan;
+//! [`Protected`]: the rules for one workspace — the named ones, the user's own directories
+//! that lie in it, and what its walk found — and the lookup of the rule a path breaks.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
+use super::named::{PYTHON_ENV, RULES, matches};
+use super::{fold, git, scan};
 use crate::paths;
-
-/// A path no tool writes, and why.
-#[derive(Debug, Clone, Copy)]
-struct Rule {
-    /// The rule as it is shown.
-    shown: &'static str,
-    /// The names it matches, folded, in a row anywhere in a path; a `*` in one stands for any
-    /// run of characters.
-    names: &'static [&'static str],
-    why: &'static str,
-}
-
-const HOOK_MANAGER: &str = "git runs the commands it names on commit";
-
-/// Every named rule. A path is protected when its names contain a rule's names in a row.
-const RULES: &[Rule] = &[
-    Rule { shown: ".git/**", names: &[".git"], why: "git runs the commands its config and hooks name" },
-    Rule { shown: ".codeact/**", names: &[".codeact"], why: "codeact loads its config and tools from there" },
-    Rule { shown: ".mcp.json", names: &[".mcp.json"], why: "it starts MCP servers" },
-    Rule { shown: ".vscode/**", names: &[".vscode"], why: "VS Code runs the tasks and MCP servers set there" },
-    Rule {
-        shown: ".github/copilot/**",
-        names: &[".github", "copilot"],
-        why: "Copilot loads MCP servers and settings from there",
-    },
-    Rule { shown: ".github/hooks/**", names: &[".github", "hooks"], why: "Copilot runs the hooks there" },
-    Rule {
-        shown: ".github/instructions/**",
-        names: &[".github", "instructions"],
-        why: "Copilot reads them as instructions in every session",
-    },
-    Rule { shown: ".github/agents/**", names: &[".github", "agents"], why: "Copilot loads them as agents" },
-    Rule { shown: ".github/prompts/**", names: &[".github", "prompts"], why: "Copilot offers them as prompts" },
-    Rule {
-        shown: ".github/copilot-instructions.md",
-        names: &[".github", "copilot-instructions.md"],
-        why: "Copilot reads it as instructions in every session",
-    },
-    Rule { shown: "AGENTS.md", names: &["agents.md"], why: "coding agents read it as instructions" },
-    Rule { shown: "AGENTS.override.md", names: &["agents.override.md"], why: "Codex reads it as instructions" },
-    Rule {
-        shown: ".github/chatmodes/**",
-        names: &[".github", "chatmodes"],
-        why: "VS Code's Copilot loads them as chat modes",
-    },
-    Rule { shown: "CLAUDE.md", names: &["claude.md"], why: "Claude Code reads it as instructions" },
-    Rule { shown: ".claude/**", names: &[".claude"], why: "Claude Code runs the hooks and loads the settings there" },
-    Rule { shown: ".envrc", names: &[".envrc"], why: "direnv runs it in the shell" },
-    Rule { shown: ".husky/**", names: &[".husky"], why: "git runs the hooks there on commit" },
-    Rule {
-        shown: ".pre-commit-config.yaml",
-        names: &[".pre-commit-config.yaml"],
-        why: "pre-commit runs the commands it names on commit",
-    },
-    Rule {
-        shown: ".pre-commit-config.yml",
-        names: &[".pre-commit-config.yml"],
-        why: "pre-commit runs the commands it names on commit",
-    },
-    Rule { shown: "lefthook.*", names: &["lefthook.*"], why: HOOK_MANAGER },
-    Rule { shown: ".lefthook.*", names: &[".lefthook.*"], why: HOOK_MANAGER },
-    Rule { shown: "lefthook-local.*", names: &["lefthook-local.*"], why: HOOK_MANAGER },
-    Rule { shown: ".lefthook-local.*", names: &[".lefthook-local.*"], why: HOOK_MANAGER },
-    Rule { shown: ".lefthook/**", names: &[".lefthook"], why: "lefthook runs the scripts there on commit" },
-    Rule { shown: ".lefthook-local/**", names: &[".lefthook-local"], why: "lefthook runs the scripts there on commit" },
-    Rule {
-        shown: ".lintstagedrc*",
-        names: &[".lintstagedrc*"],
-        why: "lint-staged runs the commands it names on commit",
-    },
-    Rule {
-        shown: "lint-staged.config.*",
-        names: &["lint-staged.config.*"],
-        why: "lint-staged runs the commands it names on commit",
-    },
-    Rule {
-        shown: ".overcommit.yml",
-        names: &[".overcommit.*"],
-        why: "overcommit runs the commands it names on commit",
-    },
-    Rule { shown: "CLAUDE.local.md", names: &["claude.local.md"], why: "Claude Code reads it as instructions" },
-    Rule { shown: "GEMINI.md", names: &["gemini.md"], why: "Gemini CLI and Copilot read it as instructions" },
-    Rule { shown: ".gemini/**", names: &[".gemini"], why: "Gemini CLI runs the hooks and MCP servers set there" },
-    Rule { shown: ".codex/**", names: &[".codex"], why: "Codex CLI starts the MCP servers set there" },
-    Rule {
-        shown: ".cursor/**",
-        names: &[".cursor"],
-        why: "Cursor starts the MCP servers set there and reads the rules",
-    },
-    Rule { shown: ".cursorrules", names: &[".cursorrules"], why: "Cursor reads it as instructions" },
-    Rule { shown: ".github/skills/**", names: &[".github", "skills"], why: "Copilot loads them as skills" },
-    Rule {
-        shown: "*.code-workspace",
-        names: &["*.code-workspace"],
-        why: "VS Code runs the tasks and MCP servers set there",
-    },
-    Rule {
-        shown: ".devcontainer/**",
-        names: &[".devcontainer"],
-        why: "a dev container's `initializeCommand` runs on the host",
-    },
-    Rule {
-        shown: ".devcontainer.json",
-        names: &[".devcontainer.json"],
-        why: "a dev container's `initializeCommand` runs on the host",
-    },
-    Rule { shown: ".direnv/**", names: &[".direnv"], why: "direnv keeps the environments it activates there" },
-    Rule {
-        shown: ".venv/**",
-        names: &[".venv"],
-        why: "uv, Poetry and others make the project's Python environment there",
-    },
-    Rule { shown: "pyvenv.cfg", names: &["pyvenv.cfg"], why: "it names the interpreter a Python environment runs" },
-    Rule { shown: "conda-meta/**", names: &["conda-meta"], why: "it makes its folder a conda environment" },
-];
-
-/// Why a folder holding a Python environment is protected.
-const PYTHON_ENV: &str = "Python runs the `.pth` files and imports the modules there when it starts from it";
 
 /// A directory of the user's, protected with everything in it while it lies in the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,9 +29,9 @@ pub(crate) struct Protected {
     root_names: Vec<String>,
     own: Vec<OwnDir>,
     /// The workspace's symbolic links that stay inside it, in the order of their paths.
-    links: Vec<Link>,
+    pub(super) links: Vec<Link>,
     /// The links by their targets' folded names.
-    by_target: HashMap<Vec<String>, Vec<usize>>,
+    pub(super) by_target: HashMap<Vec<String>, Vec<usize>>,
     /// Files and folders a protected link leads to, by what they are on disk: (device, inode).
     identities: Vec<((u64, u64), Hit)>,
     /// Why the rules are not known whole: every write is refused.
@@ -181,11 +40,11 @@ pub(crate) struct Protected {
 
 /// A symbolic link and where it leads, both relative to the root.
 #[derive(Debug, Clone)]
-struct Link {
-    path: PathBuf,
-    target: PathBuf,
+pub(super) struct Link {
+    pub(super) path: PathBuf,
+    pub(super) target: PathBuf,
     /// `target`'s folded names.
-    target_names: Vec<String>,
+    pub(super) target_names: Vec<String>,
 }
 
 /// The rule a path breaks.
@@ -194,10 +53,6 @@ pub(crate) struct Hit {
     pub(crate) rule: String,
     pub(crate) why: String,
 }
-
-/// Most names one file is looked up by, through the workspace's links; past it, the file is
-/// refused.
-const MAX_ALIASES: usize = 256;
 
 impl Protected {
     /// The rules for the workspace at `root` (canonical): the named ones, plus codeact's own
@@ -333,32 +188,6 @@ impl Protected {
         });
         self.add_links(links);
     }
-
-    /// Adds links, keeping them in the order of their paths (so that a file with several
-    /// protected names is named the same way on every run) and indexed by their targets.
-    fn add_links(&mut self, links: impl IntoIterator<Item = Link>) {
-        self.links.extend(links);
-        self.links.sort_by(|a, b| a.path.cmp(&b.path));
-        self.by_target.clear();
-        for (index, link) in self.links.iter().enumerate() {
-            self.by_target.entry(link.target_names.clone()).or_default().push(index);
-        }
-    }
-
-    /// The targets of the links whose own names are protected, with the rule that protects
-    /// them. (A link protected only through other links is left to [`Self::rule_for`]: looking
-    /// each one up would take as long as the links are many, squared.)
-    pub(crate) fn protected_targets(&self) -> Vec<(PathBuf, Hit)> {
-        self.links
-            .iter()
-            .filter_map(|link| {
-                let hit = self.named_rule_for(&link.path)?;
-                let rule = format!("{}, as the target of the link '{}'", hit.rule, shown(&link.path));
-                Some((link.target.clone(), Hit { rule, why: hit.why }))
-            })
-            .collect()
-    }
-
     /// Protects the file or folder that is `identity` on disk, wherever it is reached from.
     pub(crate) fn add_identity(&mut self, identity: (u64, u64), hit: Hit) {
         self.identities.push((identity, hit));
@@ -396,44 +225,10 @@ impl Protected {
             Some(Hit { rule, why: hit.why })
         })
     }
-
-    /// `rel` and every other path that names it through the workspace's links, `rel` first. A
-    /// link is used once on the way to each name, so links that loop end.
-    fn aliases(&self, rel: &Path) -> Result<Vec<PathBuf>, Hit> {
-        let mut found: Vec<(PathBuf, Vec<String>, Vec<usize>)> = vec![(normal(rel), folded(rel), Vec::new())];
-        let mut at = 0;
-        while let Some((path, names, used)) = found.get(at).cloned() {
-            at += 1;
-            let below = (0..=names.len()).filter_map(|len| self.by_target.get(&names[..len])).flatten();
-            for &index in below {
-                let link = &self.links[index];
-                if used.contains(&index) {
-                    continue;
-                }
-                let mut alias = link.path.clone();
-                alias.extend(path.iter().skip(link.target_names.len()));
-                let alias_names = folded(&alias);
-                if found.iter().any(|(_, known, _)| *known == alias_names) {
-                    continue;
-                }
-                if found.len() >= MAX_ALIASES {
-                    return Err(Hit {
-                        rule: format!("`{}` (a file with many names)", shown(rel)),
-                        why: format!("more than {MAX_ALIASES} paths lead to it through symbolic links"),
-                    });
-                }
-                let mut chain = used.clone();
-                chain.push(index);
-                found.push((alias, alias_names, chain));
-            }
-        }
-        Ok(found.into_iter().map(|(path, _, _)| path).collect())
-    }
-
     /// The named rule or own directory that protects `rel` as it is named. The named rules
     /// match the whole path, the workspace's own included: a program run with `.git` or
     /// `.codeact` as its workspace must not find their files unprotected.
-    fn named_rule_for(&self, rel: &Path) -> Option<Hit> {
+    pub(super) fn named_rule_for(&self, rel: &Path) -> Option<Hit> {
         let names = folded(rel);
         let whole = [self.root_names.as_slice(), names.as_slice()].concat();
         for rule in RULES {
@@ -454,27 +249,19 @@ impl Protected {
     }
 }
 
-/// Whether a folded `name` matches a rule's `pattern`, in which one `*` stands for any run.
-fn matches(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        Some((head, tail)) => name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail),
-        None => pattern == name,
-    }
-}
-
 /// `path` with only its plain names.
-fn normal(path: &Path) -> PathBuf {
+pub(super) fn normal(path: &Path) -> PathBuf {
     path.components().filter(|component| matches!(component, Component::Normal(_))).collect()
 }
 
 /// A relative path as messages show it.
-fn shown(path: &Path) -> String {
+pub(super) fn shown(path: &Path) -> String {
     let text = path.to_string_lossy().replace('\\', "/");
     if text.is_empty() { ".".to_owned() } else { text }
 }
 
 /// A path's names as they are compared ([`fold::fold`]).
-fn folded(path: &Path) -> Vec<String> {
+pub(super) fn folded(path: &Path) -> Vec<String> {
     path.components()
         .filter_map(|component| match component {
             Component::Normal(name) => Some(fold::fold(&name.to_string_lossy())),
@@ -602,58 +389,5 @@ mod tests {
         let mut elsewhere = Protected::default();
         elsewhere.add_own(&root.join("ws"), &root.join("other"), "the user config dir", "why", false);
         assert_eq!(rule(&elsewhere, "other/x"), None);
-    }
-
-    fn linked(links: &[(&str, &str)]) -> Protected {
-        let mut protected = Protected::default();
-        protected.add_links(links.iter().map(|(path, target)| Link {
-            path: PathBuf::from(path),
-            target: PathBuf::from(target),
-            target_names: folded(Path::new(target)),
-        }));
-        protected
-    }
-
-    #[test]
-    fn a_file_is_protected_under_every_name_the_links_give_it() {
-        let protected = linked(&[
-            ("CLAUDE.md", "docs/guide.md"),
-            (".vscode", "shared/vscode"),
-            (".github", "config/gh"),
-            ("config/gh/copilot-instructions.md", "docs/copilot.md"),
-            ("notes.md", "docs/notes.md"),
-        ]);
-        assert_eq!(
-            rule(&protected, "docs/guide.md").as_deref(),
-            Some("`CLAUDE.md`, as 'CLAUDE.md' through symbolic links")
-        );
-        assert_eq!(
-            rule(&protected, "shared/vscode/tasks.json").as_deref(),
-            Some("`.vscode/**`, as '.vscode/tasks.json' through symbolic links")
-        );
-        // Two links on the way: `.github` to a folder, and a file in it to another file.
-        assert_eq!(
-            rule(&protected, "docs/copilot.md").as_deref(),
-            Some("`.github/copilot-instructions.md`, as '.github/copilot-instructions.md' through symbolic links")
-        );
-        assert_eq!(rule(&protected, "docs/notes.md"), None);
-        assert_eq!(rule(&protected, "shared/other.json"), None);
-    }
-
-    #[test]
-    fn links_that_loop_end_and_protect_only_what_their_names_say() {
-        let protected = linked(&[("loop", ""), ("a/up", ""), ("b/c", "b")]);
-        assert_eq!(rule(&protected, "x.txt"), None);
-        assert_eq!(rule(&protected, "b/x.txt"), None);
-        let dot_git = linked(&[("loop", ""), (".git", "")]);
-        assert_eq!(rule(&dot_git, "x.txt").as_deref(), Some("`.git/**`, as '.git/x.txt' through symbolic links"));
-    }
-
-    #[test]
-    fn a_file_with_too_many_names_is_refused() {
-        let links: Vec<(String, &str)> = (0..MAX_ALIASES).map(|n| (format!("l{n}"), "docs/x.md")).collect();
-        let links: Vec<(&str, &str)> = links.iter().map(|(path, target)| (path.as_str(), *target)).collect();
-        assert!(rule(&linked(&links), "docs/x.md").is_some());
-        assert_eq!(rule(&linked(&links[..10]), "docs/x.md"), None);
     }
 }

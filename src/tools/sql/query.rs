@@ -1,48 +1,28 @@
-//! `sql`: `SQLite`, bundled into the binary. `:memory:` is one database shared by every call in a
-//! run; a file database must lie inside the workspace, outside its write-protected paths
-//! ([`super::protected`]), and SQL cannot reach past it: an authorizer refuses `ATTACH`,
-//! `VACUUM INTO` and the pragmas that name a directory (`temp_store_directory`,
-//! `data_store_directory`), and every connection is in `SQLite`'s defensive mode with untrusted
-//! schemas. `SQLite`'s heap, and each result, is held to the run's memory limit ([`memory`]).
-//!
-//! A file database is opened through its directory, itself opened beneath the workspace root
-//! and held open for as long as the connection: `SQLite` names the database and the journals
-//! beside it as `/proc/self/fd/<directory>/<name>` ([`beneath`]), so no directory on the way
-//! can be swapped for a symlink between the check and the open, and the last component is
-//! opened with `O_NOFOLLOW`.
+//! The `sql` tool itself: its signature, and running a query or a script of statements on an
+//! opened database — binding its parameters, collecting its rows under the memory limit, and
+//! saying what `SQLite` refused.
 
-mod beneath;
-mod memory;
-
-use std::collections::HashMap;
 use std::time::Instant;
 
-use cap_std::fs::Dir;
-use rusqlite::config::DbConfig;
 use rusqlite::fallible_iterator::FallibleIterator;
-use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, Statement};
 
-use super::args::Args;
-use super::builtin::Builtin;
-use super::context::ToolContext;
-use super::error::{ErrorKind, ToolError};
-use super::spec::{Kind, Param, ParamDefault, ToolSpec};
-use super::value::Value;
-use super::workspace::{Confined, Entry, Workspace};
+use super::beneath;
+use super::open::{Database, MEMORY, authorized, database_file, no_file};
 use crate::limits::format_size;
+use crate::tools::args::Args;
+use crate::tools::context::ToolContext;
+use crate::tools::error::{ErrorKind, ToolError};
+use crate::tools::handler::Builtin;
+use crate::tools::spec::{Kind, Param, ParamDefault, ToolSpec};
+use crate::tools::value::Value;
 
 /// Most rows one query returns.
 const MAX_ROWS: usize = 10_000;
 
 /// What one value in a result is counted as beyond its bytes, against the memory limit.
 const VALUE_OVERHEAD: usize = 64;
-
-/// The files `SQLite` creates beside a database: named by appending these to its name.
-const BESIDE: [&str; 3] = ["-journal", "-wal", "-shm"];
-
-const MEMORY: &str = ":memory:";
 
 pub(crate) static SQL: Builtin = Builtin {
     spec: ToolSpec {
@@ -58,21 +38,6 @@ pub(crate) static SQL: Builtin = Builtin {
     },
     handler: sql,
 };
-
-/// The run's open databases: the in-memory one and any workspace files, each opened once.
-#[derive(Debug, Default)]
-pub(crate) struct Databases {
-    memory: Option<Connection>,
-    files: HashMap<Confined, Database>,
-}
-
-/// A file database and the directory it was opened through. The fields drop in order: the
-/// connection closes before the directory it names its files through.
-#[derive(Debug)]
-struct Database {
-    connection: Connection,
-    _dir: Dir,
-}
 
 fn sql(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let query = args.str("query")?;
@@ -93,7 +58,7 @@ fn sql(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
                  system lacks; use db_path=':memory:'",
             ));
         }
-        let (dir, name) = database_file(ctx, db_path)?;
+        let (dir, name) = database_file(&ctx.workspace, db_path)?;
         let key = dir.join(std::path::Path::new(&name)).ok_or_else(|| no_file(db_path))?;
         match ctx.databases.files.entry(key) {
             std::collections::hash_map::Entry::Occupied(slot) => &mut slot.into_mut().connection,
@@ -111,80 +76,6 @@ fn sql(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
         ctx.warn(warning);
     }
     result
-}
-
-/// Resolves a database path inside the workspace to its directory (symlinks resolved inside the
-/// workspace) and its file name: an existing regular file, or a new file in an existing
-/// directory. A write-protected path is refused, as given and as resolved, and so is one whose
-/// journal, WAL or shared-memory file would be.
-fn database_file(ctx: &ToolContext, db_path: &str) -> Result<(Confined, std::ffi::OsString), ToolError> {
-    let ws = &ctx.workspace;
-    let rel = ws.confine(db_path)?;
-    // The path as given first: a protected directory that does not exist yet is refused too.
-    check_writable(ws, &rel, &rel, db_path)?;
-    let real = match ws.canonical(&rel) {
-        Ok(real) => {
-            if ws.entry(&real)? != Entry::File {
-                return Err(ToolError::value(format!("sql() db_path '{}' is not a regular file", rel.shown())));
-            }
-            real
-        }
-        Err(err) if err.kind == ErrorKind::FileNotFound => {
-            let name = rel.as_path().file_name().ok_or_else(|| no_file(db_path))?;
-            let parent = ws.canonical(&rel.parent())?;
-            parent.join(std::path::Path::new(name)).ok_or_else(|| no_file(db_path))?
-        }
-        Err(err) => return Err(err),
-    };
-    check_writable(ws, &rel, &real, db_path)?;
-    let name = real.as_path().file_name().ok_or_else(|| no_file(db_path))?.to_os_string();
-    Ok((real.parent(), name))
-}
-
-/// Refuses a database, or a file `SQLite` would make beside it, on a write-protected path.
-fn check_writable(ws: &Workspace, rel: &Confined, real: &Confined, db_path: &str) -> Result<(), ToolError> {
-    ws.check_writable(rel, real)?;
-    for suffix in BESIDE {
-        let beside = |path: &Confined| {
-            let mut name = path.as_path().file_name().unwrap_or_default().to_os_string();
-            name.push(suffix);
-            path.parent().join(std::path::Path::new(&name)).ok_or_else(|| no_file(db_path))
-        };
-        ws.check_writable(&beside(rel)?, &beside(real)?)?;
-    }
-    Ok(())
-}
-
-fn no_file(db_path: &str) -> ToolError {
-    ToolError::value(format!("sql() db_path {db_path:?} names no file"))
-}
-
-/// An opened connection, with SQL that reaches other files refused and its memory limited.
-fn authorized(opened: rusqlite::Result<Connection>, shown: &str, max_memory: usize) -> Result<Connection, ToolError> {
-    let failed = |e: rusqlite::Error| ToolError::new(ErrorKind::Os, format!("sql() could not open {shown}: {e}"));
-    let conn = opened.map_err(failed)?;
-    // Defensive mode refuses what corrupts a database file on purpose (writable_schema, raw
-    // page writes); an untrusted schema cannot run functions with side effects from a view or
-    // trigger that a repository's database file brings.
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true).map_err(failed)?;
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false).map_err(failed)?;
-    memory::limit(&conn, max_memory);
-    // Temporary tables and indices stay in memory, under the heap limit, rather than in files in
-    // the system's temporary directory; the program cannot change that.
-    conn.pragma_update(None, "temp_store", "MEMORY").map_err(failed)?;
-    conn.authorizer(Some(|context: AuthContext<'_>| match context.action {
-        AuthAction::Attach { .. } | AuthAction::Detach { .. } => Authorization::Deny,
-        AuthAction::Pragma { pragma_name, .. } if names_a_directory(pragma_name) => Authorization::Deny,
-        _ => Authorization::Allow,
-    }));
-    Ok(conn)
-}
-
-/// The pragmas that point `SQLite` at a directory of the program's choice, where it would
-/// create its temporary files (or, on Windows, its databases), and the one that would move its
-/// temporary data out of memory into files.
-fn names_a_directory(pragma: &str) -> bool {
-    ["temp_store_directory", "data_store_directory", "temp_store"].iter().any(|name| pragma.eq_ignore_ascii_case(name))
 }
 
 /// Runs `query`: one statement (rows, or rows affected), or a script of several statements

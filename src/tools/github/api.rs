@@ -1,20 +1,17 @@
-//! `github_api`: the GitHub REST API through `gh api` when it is installed (it brings the user's
-//! own login), else over HTTPS with `GITHUB_TOKEN` or `GH_TOKEN`. The endpoint is always passed
-//! after `--`, so it can never become an option; it must be a path on the API, never a URL.
-//! Offered only when one of the two ways is available: the command layer finds out with
-//! [`access`] and hands the answer to the catalogue and the tool context.
+//! The `github_api` tool: its signature, and one call of the REST API, through `gh api` or over
+//! HTTPS with a token, as [`super::Access`] says.
 
 use std::process::Command;
 use std::time::Duration;
 
-use super::args::Args;
-use super::builtin::Builtin;
-use super::context::ToolContext;
-use super::error::{ErrorKind, ToolError};
-use super::process::{self, Timeout};
-use super::spec::{Kind, Param, ParamDefault, ToolSpec};
-use super::value::Value;
-use crate::{env, program};
+use super::Access;
+use crate::tools::args::Args;
+use crate::tools::context::ToolContext;
+use crate::tools::error::{ErrorKind, ToolError};
+use crate::tools::handler::Builtin;
+use crate::tools::process::{self, Timeout};
+use crate::tools::spec::{Kind, Param, ParamDefault, ToolSpec};
+use crate::tools::value::Value;
 
 /// Bytes of a response kept at most.
 const MAX_RESPONSE: usize = 10 * 1024 * 1024;
@@ -36,22 +33,6 @@ pub(crate) static GITHUB_API: Builtin = Builtin {
     },
     handler: github_api,
 };
-
-/// How `github_api` reaches GitHub here, if at all.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Access {
-    Gh(std::path::PathBuf),
-    Token(String),
-}
-
-/// `gh` on `PATH`, else a token in the environment.
-#[must_use]
-pub(crate) fn access() -> Option<Access> {
-    program::find("gh", None)
-        .ok()
-        .map(Access::Gh)
-        .or_else(|| env::GITHUB_TOKENS.iter().find_map(|name| env::var(name)).map(Access::Token))
-}
 
 fn github_api(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
     let endpoint = args.str("endpoint")?.trim_start_matches('/');

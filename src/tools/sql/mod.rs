@@ -1,0 +1,20 @@
+//! `sql`: `SQLite`, bundled into the binary. `:memory:` is one database shared by every call in a
+//! run; a file database must lie inside the workspace, outside its write-protected paths
+//! ([`super::protected`]), and SQL cannot reach past it: an authorizer refuses `ATTACH`,
+//! `VACUUM INTO` and the pragmas that name a directory (`temp_store_directory`,
+//! `data_store_directory`), and every connection is in `SQLite`'s defensive mode with untrusted
+//! schemas. `SQLite`'s heap, and each result, is held to the run's memory limit ([`memory`]).
+//!
+//! A file database is opened through its directory, itself opened beneath the workspace root
+//! and held open for as long as the connection: `SQLite` names the database and the journals
+//! beside it as `/proc/self/fd/<directory>/<name>` ([`beneath`]), so no directory on the way
+//! can be swapped for a symlink between the check and the open, and the last component is
+//! opened with `O_NOFOLLOW`.
+
+mod beneath;
+mod memory;
+mod open;
+mod query;
+
+pub(crate) use open::Databases;
+pub(crate) use query::SQL;
