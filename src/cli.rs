@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::backend::Choice;
 use crate::env;
-use crate::hook::payload::Host;
+use crate::hook::payload::Agent;
 use crate::limits::{self, DEFAULT, format_seconds, format_size};
 use crate::route::Route;
 
@@ -78,7 +78,7 @@ pub(crate) enum Command {
         /// The agent that runs this hook, whose form the answer takes [default: the one the
         /// payload shows].
         #[arg(long, value_enum)]
-        host: Option<Host>,
+        host: Option<Agent>,
     },
 }
 

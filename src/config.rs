@@ -15,7 +15,7 @@
 //! `tool_dirs` names folders of tool files: in the user's file relative to the user config dir,
 //! in the project's relative to the workspace, which no entry may leave. With the `--tools`
 //! folders they give [`Config::tool_dirs`], the one list every command builds its catalogue from
-//! (`usertools::dirs` orders it and says whose each folder is).
+//! (`usertools::folders` orders it and says whose each folder is).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ use crate::hook::mode::Mode;
 use crate::limits::{self, Limits};
 use crate::tools::network::NetworkPolicy;
 use crate::trust::{self, Approved};
-use crate::usertools::dirs::{self as folders, Base, Named, ToolDir};
+use crate::usertools::folders::{self, Base, Named, ToolDir};
 use crate::{bounded, dirs, env};
 
 /// The project's config file, relative to the workspace.

@@ -1,5 +1,5 @@
 //! [`build`]: the one function that decides what a command offers. It reads the tool files of
-//! every tools folder (`usertools::dirs` says which, in which order, and whose) and the MCP
+//! every tools folder (`usertools::folders` says which, in which order, and whose) and the MCP
 //! configuration, and keeps a tool only when configuration allows it, its name is free (not
 //! reserved, not taken by an earlier tool) and it can work here — nothing is advertised that
 //! would fail. The workspace's tool files and MCP config files count only when the user trusts
@@ -18,8 +18,8 @@ use crate::tools::builtin::{BUILTINS, is_reserved};
 use crate::tools::github::GITHUB_API;
 use crate::tools::network::NetworkPolicy;
 use crate::trust::Approved;
-use crate::usertools::dirs::{Origin, ToolDir, workspace_item};
 use crate::usertools::dropin::{self, DropIns, Source};
+use crate::usertools::folders::{Origin, ToolDir, workspace_item};
 use crate::usertools::is_identifier;
 use crate::usertools::load;
 use crate::usertools::markdown::Language;
@@ -30,7 +30,7 @@ pub(crate) struct Sources<'a> {
     /// The workspace whose tool files and MCP configuration count; none for the plugin's
     /// generated files, which describe the built-in tools only.
     pub(crate) workspace: Option<&'a Path>,
-    /// The folders of tool files, in the order they count (`usertools::dirs::tool_dirs`); a
+    /// The folders of tool files, in the order they count (`usertools::folders::tool_dirs`); a
     /// workspace folder counts only with a workspace.
     pub(crate) tool_dirs: &'a [ToolDir],
     /// Copilot CLI's home, whose `mcp-config.json` is the last MCP source.

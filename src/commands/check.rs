@@ -18,7 +18,7 @@ use crate::backend::monty;
 use crate::cli::CheckArgs;
 use crate::config::{self, PROJECT_FILE};
 use crate::usertools::check::{Validators, check};
-use crate::usertools::dirs::{self as folders, Base, Named};
+use crate::usertools::folders::{self, Base, Named};
 use crate::usertools::{Problem, Severity};
 use crate::{bounded, copilot, dirs, exit, mcp, output};
 

@@ -31,7 +31,7 @@ use crate::mcp;
 use crate::output;
 use crate::trust::quote::quote;
 use crate::trust::{Approved, Standing, Store};
-use crate::usertools::dirs::Origin;
+use crate::usertools::folders::Origin;
 use crate::usertools::load::{self, Role};
 use crate::usertools::markdown;
 

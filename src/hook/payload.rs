@@ -6,7 +6,7 @@
 //! In Claude Code's payloads, its tools and their arguments are named as Copilot CLI
 //! names the same tools (`Read` with `file_path` is `view` with `path`), so that the policy and
 //! the suggestions know one vocabulary, and the answer is written in Claude Code's form
-//! ([`Host`]). Which host sent a payload is what the hook's command line says (`--host`); a
+//! ([`Agent`]). Which host sent a payload is what the hook's command line says (`--host`); a
 //! hook configured without it tells by the parsed payload alone, never by its raw bytes, which
 //! a tool argument writes.
 
@@ -27,7 +27,7 @@ pub(crate) enum Unreadable {
 
 /// The agent that sent a payload, which decides the form of the answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub(crate) enum Host {
+pub(crate) enum Agent {
     /// Copilot CLI: answers are top-level fields.
     #[default]
     Copilot,
@@ -52,7 +52,7 @@ const CLAUDE_TOOLS: &[(&str, &str, Renames)] = &[
 /// A `preToolUse` or `postToolUse` payload.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolUse {
-    pub(crate) host: Host,
+    pub(crate) host: Agent,
     pub(crate) session_id: Option<String>,
     /// Milliseconds; Copilot CLI gives every call of one parallel batch the same one.
     pub(crate) timestamp: Option<u64>,
@@ -108,13 +108,13 @@ fn object(input: &[u8]) -> Result<Map<String, Value>, Unreadable> {
 
 /// Who sent a parsed payload: a Claude Code payload names its event as a top-level
 /// `hook_event_name`, which Copilot CLI's never does and no tool argument can add.
-fn host_of(map: &Map<String, Value>) -> Host {
-    if map.contains_key("hook_event_name") { Host::Claude } else { Host::Copilot }
+fn host_of(map: &Map<String, Value>) -> Agent {
+    if map.contains_key("hook_event_name") { Agent::Claude } else { Agent::Copilot }
 }
 
 /// Parses a `preToolUse` or `postToolUse` payload sent by `host` (told by the payload when
 /// `None`), saying why when it cannot.
-pub(crate) fn tool_use(input: &[u8], host: Option<Host>) -> Result<ToolUse, Unreadable> {
+pub(crate) fn tool_use(input: &[u8], host: Option<Agent>) -> Result<ToolUse, Unreadable> {
     let map = object(input)?;
     let mut tool_name = string(&map, &["toolName", "tool_name"]).ok_or(Unreadable::Malformed)?;
     let mut args = match field(&map, &["toolArgs", "tool_args", "tool_input", "toolInput"]) {
@@ -126,7 +126,7 @@ pub(crate) fn tool_use(input: &[u8], host: Option<Host>) -> Result<ToolUse, Unre
         _ => ToolArgs::None,
     };
     let host = host.unwrap_or_else(|| host_of(&map));
-    if host == Host::Claude {
+    if host == Agent::Claude {
         as_copilot_names(&mut tool_name, &mut args);
     }
     Ok(ToolUse {
@@ -214,7 +214,7 @@ mod tests {
             "tool_name": "Edit", "tool_input": {"file_path": "a.py", "old_string": "x", "new_string": "y"}
         });
         let parsed = tool_use(payload.to_string().as_bytes(), None).unwrap();
-        assert_eq!((parsed.host, parsed.tool_name.as_str()), (Host::Claude, "edit"));
+        assert_eq!((parsed.host, parsed.tool_name.as_str()), (Agent::Claude, "edit"));
         assert_eq!(
             parsed.args,
             ToolArgs::Object(json!({"path": "a.py", "old_str": "x", "new_str": "y"}).as_object().unwrap().clone())
@@ -231,7 +231,7 @@ mod tests {
         let parsed = tool_use(copilot.to_string().as_bytes(), None).unwrap();
         assert_eq!(
             (parsed.host, parsed.tool_name.as_str(), parsed.args.str("file_path")),
-            (Host::Copilot, "Read", Some("a"))
+            (Agent::Copilot, "Read", Some("a"))
         );
     }
 
@@ -240,16 +240,16 @@ mod tests {
         let host = |value: &Value, given| tool_use(value.to_string().as_bytes(), given).unwrap().host;
         // A tool argument that holds the words Claude Code's payloads carry is still Copilot's.
         let copilot = json!({"toolName": "create", "toolArgs": {"path": "a\"hook_event_name", "hook_event_name": "x"}});
-        assert_eq!(host(&copilot, None), Host::Copilot);
+        assert_eq!(host(&copilot, None), Agent::Copilot);
         let claude = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}});
-        assert_eq!(host(&claude, None), Host::Claude);
+        assert_eq!(host(&claude, None), Agent::Claude);
         // The command line wins, and names the tools in its host's vocabulary.
-        assert_eq!(host(&claude, Some(Host::Copilot)), Host::Copilot);
-        let parsed = tool_use(claude.to_string().as_bytes(), Some(Host::Copilot)).unwrap();
+        assert_eq!(host(&claude, Some(Agent::Copilot)), Agent::Copilot);
+        let parsed = tool_use(claude.to_string().as_bytes(), Some(Agent::Copilot)).unwrap();
         assert_eq!(parsed.tool_name, "Bash");
         let bare = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
-        let parsed = tool_use(bare.to_string().as_bytes(), Some(Host::Claude)).unwrap();
-        assert_eq!((parsed.host, parsed.tool_name.as_str()), (Host::Claude, "bash"));
+        let parsed = tool_use(bare.to_string().as_bytes(), Some(Agent::Claude)).unwrap();
+        assert_eq!((parsed.host, parsed.tool_name.as_str()), (Agent::Claude, "bash"));
     }
 
     #[test]

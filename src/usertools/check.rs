@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::load::{MAX_DEPTH, is_tool_file};
 use super::markdown::{self, Code, Declared, Language, ToolFile};
-use super::{Problem, dirs, node, secrets};
+use super::{Problem, folders, node, secrets};
 use crate::bounded;
 
 /// How `check` validates what it cannot parse itself, given by the command layer.
@@ -143,7 +143,7 @@ fn files_of(targets: &[PathBuf]) -> Vec<(PathBuf, usize)> {
     let mut seen = HashSet::new();
     for (index, target) in targets.iter().enumerate() {
         let mut found = Vec::new();
-        collect(&dirs::agent_tools(target).unwrap_or_else(|| target.clone()), true, 0, &mut found);
+        collect(&folders::agent_tools(target).unwrap_or_else(|| target.clone()), true, 0, &mut found);
         found.sort();
         for path in found {
             if seen.insert(path.clone()) {

@@ -12,7 +12,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use super::dirs::{Origin, ToolDir};
+use super::folders::{Origin, ToolDir};
 use super::markdown::{self, MarkdownTool, ToolFile};
 use crate::bounded;
 use crate::tools::spec::{Kind, Param, ParamDefault, Signature};

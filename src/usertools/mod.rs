@@ -3,8 +3,8 @@
 
 pub(crate) mod call;
 pub(crate) mod check;
-pub(crate) mod dirs;
 pub(crate) mod dropin;
+pub(crate) mod folders;
 pub(crate) mod load;
 pub(crate) mod markdown;
 pub(crate) mod node;

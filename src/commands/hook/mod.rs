@@ -36,7 +36,7 @@ use crate::copilot;
 use crate::env;
 use crate::exit;
 use crate::hook::mode::Mode;
-use crate::hook::payload::{self, Host, MAX_PAYLOAD, ToolUse};
+use crate::hook::payload::{self, Agent, MAX_PAYLOAD, ToolUse};
 use crate::hook::policy::{self, Decision, Rules};
 use crate::hook::shell::Program;
 use crate::hook::state::{self, Session, StateDir};
@@ -47,7 +47,7 @@ use crate::route::Route;
 use crate::tools::github;
 
 /// Answers one hook `event` sent by `host` (told by the payload when `None`).
-pub(crate) fn run(event: HookEvent, host: Option<Host>) -> Result<u8> {
+pub(crate) fn run(event: HookEvent, host: Option<Agent>) -> Result<u8> {
     let outcome = read_stdin().and_then(|input| match event {
         HookEvent::PreToolUse => pre_tool_use(&input, host),
         HookEvent::PostToolUse => post_tool_use(&input, host),
@@ -72,7 +72,7 @@ fn read_stdin() -> Result<Vec<u8>> {
 }
 
 /// The JSON to print, if any.
-fn pre_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::Value>> {
+fn pre_tool_use(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json::Value>> {
     let call = match payload::tool_use(input, host) {
         Ok(call) => call,
         Err(why) => {
@@ -110,7 +110,7 @@ fn pre_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::V
 }
 
 /// The JSON to print after a tool ran: nudge's advice, once a streak.
-fn post_tool_use(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::Value>> {
+fn post_tool_use(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json::Value>> {
     let Ok(call) = payload::tool_use(input, host) else { return Ok(None) };
     let project = Project::locate(call.cwd.as_deref(), Some(call.host));
     let config = load_config(&project)?;
@@ -172,9 +172,9 @@ fn rules<'a>(config: &Config, command: Option<&'a str>, project: &'a Project) ->
 
 /// An answer in the form `host` reads: Claude Code wants it in `hookSpecificOutput`, with the
 /// event's name.
-fn for_host(host: Host, event: &str, reply: serde_json::Value) -> serde_json::Value {
+fn for_host(host: Agent, event: &str, reply: serde_json::Value) -> serde_json::Value {
     match (host, reply) {
-        (Host::Claude, serde_json::Value::Object(mut fields)) => {
+        (Agent::Claude, serde_json::Value::Object(mut fields)) => {
             fields.insert("hookEventName".into(), event.into());
             json!({"hookSpecificOutput": fields})
         }
@@ -186,7 +186,7 @@ fn for_host(host: Host, event: &str, reply: serde_json::Value) -> serde_json::Va
 /// it: Copilot CLI reads the top-level fields, Claude Code `hookSpecificOutput`, and each passes
 /// over the other's.
 fn for_both(event: &str, reply: &serde_json::Value) -> serde_json::Value {
-    match (reply.clone(), for_host(Host::Claude, event, reply.clone())) {
+    match (reply.clone(), for_host(Agent::Claude, event, reply.clone())) {
         (serde_json::Value::Object(mut both), serde_json::Value::Object(claude)) => {
             both.extend(claude);
             serde_json::Value::Object(both)
@@ -203,7 +203,7 @@ fn reply(decision: Decision) -> Option<serde_json::Value> {
     }
 }
 
-fn session_start(input: &[u8], host: Option<Host>) -> Result<Option<serde_json::Value>> {
+fn session_start(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json::Value>> {
     let start = payload::session_start(input);
     if let Some(dir) = state::default_dir().and_then(|d| StateDir::open(&d).ok()) {
         dir.prune();

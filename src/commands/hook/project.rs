@@ -18,7 +18,7 @@ use crate::bounded;
 use crate::config::PROJECT_FILE;
 use crate::env;
 use crate::hook::mode::Mode;
-use crate::hook::payload::Host;
+use crate::hook::payload::Agent;
 use crate::output;
 
 /// The most folders looked through between the `cwd` and the root.
@@ -39,10 +39,10 @@ pub(crate) struct Project {
 impl Project {
     /// The project of a call from `cwd` (the payload's), sent by `host` when known.
     #[must_use]
-    pub(crate) fn locate(cwd: Option<&str>, host: Option<Host>) -> Self {
+    pub(crate) fn locate(cwd: Option<&str>, host: Option<Agent>) -> Self {
         let names: &[&str] = match host {
-            Some(Host::Claude) => &[env::CLAUDE_PROJECT_DIR],
-            Some(Host::Copilot) => &[env::COPILOT_PROJECT_DIR],
+            Some(Agent::Claude) => &[env::CLAUDE_PROJECT_DIR],
+            Some(Agent::Copilot) => &[env::COPILOT_PROJECT_DIR],
             None => &[env::CLAUDE_PROJECT_DIR, env::COPILOT_PROJECT_DIR],
         };
         let host_dir = names.iter().filter_map(|name| env::var(name)).find_map(|dir| directory(Path::new(&dir)));
