@@ -228,7 +228,7 @@ fn gate(workspace: Option<&Path>, dir: &ToolDir, trust: &Approved) -> Gate {
 /// The entries of the workspace folder `dir`, other than its regular tool files (each of which
 /// the loader checks), that the user does not trust, relative to the workspace; one that no
 /// approval can cover says why.
-fn folder_blocked(workspace: &Path, dir: &ToolDir, entries: &[load::Entry], trust: &Approved) -> Vec<String> {
+fn folder_blocked(workspace: &Path, dir: &ToolDir, entries: &[load::FolderEntry], trust: &Approved) -> Vec<String> {
     entries
         .iter()
         .filter(|entry| entry.role != load::Role::Tool)

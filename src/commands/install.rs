@@ -23,7 +23,7 @@ use super::setup::{self, PROBE_TIME};
 use crate::backend;
 use crate::catalog::Discovery;
 use crate::cli::{InstallArgs, UninstallArgs};
-use crate::copilot::{self, Existing, FileKind, Origin, Place, Target};
+use crate::copilot::{self, Authorship, Existing, FileKind, Place, Target};
 use crate::exit;
 use crate::hint;
 use crate::output;
@@ -114,14 +114,14 @@ fn check_overwrite(target: &Target, existing: &Existing, text: &str, force: bool
         ),
         Existing::Special => refuse("it is not a regular file", "move it aside".into()),
         Existing::Text(existing) if existing == text => Ok(true),
-        Existing::Text(existing) => match copilot::origin(existing) {
-            Origin::Generated | Origin::Undigested => Ok(false),
-            Origin::Edited if force => Ok(false),
-            Origin::Edited => refuse(
+        Existing::Text(existing) => match copilot::authorship(existing) {
+            Authorship::Generated | Authorship::Undigested => Ok(false),
+            Authorship::Edited if force => Ok(false),
+            Authorship::Edited => refuse(
                 "it was edited since codeact wrote it",
                 format!("move it aside to keep your edits, or run `{regenerate} --force` to replace it"),
             ),
-            Origin::Foreign => refuse("codeact did not write it", "move it aside, or merge it by hand".into()),
+            Authorship::Foreign => refuse("codeact did not write it", "move it aside, or merge it by hand".into()),
         },
     }
 }
@@ -154,15 +154,15 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<u8> {
             Existing::Missing => {}
             Existing::Link => left("it is a symbolic link, which codeact never writes"),
             Existing::Special => left("it is not a regular file"),
-            Existing::Text(text) => match copilot::origin(&text) {
-                Origin::Edited if !args.force => {
+            Existing::Text(text) => match copilot::authorship(&text) {
+                Authorship::Edited if !args.force => {
                     left(&format!("it was edited since codeact wrote it (`{again}` removes it)"));
                 }
-                Origin::Generated | Origin::Undigested | Origin::Edited => {
+                Authorship::Generated | Authorship::Undigested | Authorship::Edited => {
                     target.remove(&dir)?;
                     output::diagnostic(&format!("removed {path}"));
                 }
-                Origin::Foreign => left("codeact did not write it"),
+                Authorship::Foreign => left("codeact did not write it"),
             },
         }
     }

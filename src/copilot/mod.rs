@@ -24,5 +24,5 @@
 mod marker;
 mod target;
 
-pub(crate) use marker::{MARKER_PREFIX, Origin, origin, seal};
+pub(crate) use marker::{Authorship, MARKER_PREFIX, authorship, seal};
 pub(crate) use target::{Existing, FileKind, Place, Target, command_in, copilot_home, installed_instructions, targets};

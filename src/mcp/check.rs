@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::config::{self, Entry, Fault, Mode, Vars, WORKSPACE_FILES};
+use super::config::{self, Fault, Mode, ServerEntry, Vars, WORKSPACE_FILES};
 
 /// How bad a finding is: errors fail `codeact check`, warnings do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +106,7 @@ pub(crate) fn check(
         let line = line_of(key, Some(&name));
         let about = |fault: Fault| Fault { message: format!("MCP server `{name}`: {}", fault.message), ..fault };
         match config::entry(&name, &value, path, &vars) {
-            Ok(Entry::Server(_) | Entry::Disabled) => {}
+            Ok(ServerEntry::Server(_) | ServerEntry::Disabled) => {}
             Err(fault) => findings.push(Finding::new(line, Severity::Error, about(fault))),
         }
         for note in vars.take_notes() {

@@ -179,14 +179,14 @@ pub(crate) enum Role {
 
 /// One entry of a workspace tools folder, as trust sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Entry {
+pub(crate) struct FolderEntry {
     pub(crate) path: PathBuf,
     pub(crate) role: Role,
     /// Why no approval can cover it, when none can.
     refused: Option<String>,
 }
 
-impl Entry {
+impl FolderEntry {
     /// What the user approves of the entry: a file's bytes, read by [`read_tool`]; for a link
     /// to a file of the same tools folder, the link itself (its target as written: the file it
     /// leads to is an entry of its own). `Err` says why no approval can cover it.
@@ -214,7 +214,7 @@ impl Entry {
 /// so that the folder stays unused while they are there. `Err` says why the whole folder stays
 /// unused: more than [`MAX_FOLDER_FILES`] entries or [`MAX_FOLDER_BYTES`] bytes, found without
 /// reading or hashing any of them.
-pub(crate) fn survey(dir: &Path) -> Result<Vec<Entry>, String> {
+pub(crate) fn survey(dir: &Path) -> Result<Vec<FolderEntry>, String> {
     let mut all = Vec::new();
     let mut budget = MAX_FOLDER_FILES + 1;
     walk_to(dir, 0, MAX_SUPPORT_DEPTH, true, &|_| false, &mut budget, &mut all);
@@ -237,22 +237,22 @@ pub(crate) fn survey(dir: &Path) -> Result<Vec<Entry>, String> {
             // A linked tool file too is listed as the link it is.
             let target = std::fs::read_link(&path).unwrap_or_default();
             let refused = link_refused(&path, &real_dir);
-            others.push(Entry { path, role: Role::Link(target), refused });
+            others.push(FolderEntry { path, role: Role::Link(target), refused });
         } else if is_tool.contains(&path) {
             // Listed first, below.
         } else if meta.is_some_and(|meta| meta.is_dir()) {
             let refused = Some("a folder too deep below the tools folder to look into".to_owned());
-            others.push(Entry { path, role: Role::Support, refused });
+            others.push(FolderEntry { path, role: Role::Support, refused });
         } else {
-            others.push(Entry { path, role: Role::Support, refused: None });
+            others.push(FolderEntry { path, role: Role::Support, refused: None });
         }
     }
     let linked: HashSet<&PathBuf> =
         others.iter().filter(|entry| matches!(entry.role, Role::Link(_))).map(|entry| &entry.path).collect();
-    let mut entries: Vec<Entry> = tools
+    let mut entries: Vec<FolderEntry> = tools
         .iter()
         .filter(|path| !linked.contains(path))
-        .map(|path| Entry { path: path.clone(), role: Role::Tool, refused: None })
+        .map(|path| FolderEntry { path: path.clone(), role: Role::Tool, refused: None })
         .collect();
     entries.extend(others);
     Ok(entries)

@@ -14,7 +14,7 @@ use rmcp::service::ServiceError;
 use super::connection::{Connection, Listing, STARTUP_TIMEOUT, Service, list_tools, open, shut, within};
 use super::errors::{causes, failed, timed_out};
 use super::naming::{assign_functions, prefix, server_collisions};
-use crate::mcp::config::{self, BadEntry, Loaded, Server};
+use crate::mcp::config::{self, BadEntry, Configured, Server};
 use crate::mcp::listed::ListedTool;
 use crate::mcp::stdio::{self, SharedNotes};
 use crate::tools::network::NetworkPolicy;
@@ -80,7 +80,7 @@ impl Mcp {
         trust: &Approved,
         network: &NetworkPolicy,
     ) -> Self {
-        let Loaded { servers, problems, untrusted, disabled } =
+        let Configured { servers, problems, untrusted, disabled } =
             config::load(workspace, copilot_home, trust, &|name| std::env::var(name).ok());
         let mut mcp = Self::none();
         mcp.workspace = workspace.to_path_buf();

@@ -67,7 +67,7 @@ impl Fault {
 
 /// One entry of a config file, as far as it can be used.
 #[derive(Debug)]
-pub(crate) enum Entry {
+pub(crate) enum ServerEntry {
     Server(Box<Server>),
     /// `"disabled": true`: not started, though it takes its name.
     Disabled,
@@ -97,11 +97,11 @@ pub(crate) fn servers_of(parsed: &Value) -> Result<Option<Servers>, Fault> {
 }
 
 /// One entry, read for `vars`' mode.
-pub(crate) fn entry(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) -> Result<Entry, Fault> {
+pub(crate) fn entry(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) -> Result<ServerEntry, Fault> {
     if disabled(entry)? {
-        return Ok(Entry::Disabled);
+        return Ok(ServerEntry::Disabled);
     }
-    server(name, entry, source, vars).map(|server| Entry::Server(Box::new(server)))
+    server(name, entry, source, vars).map(|server| ServerEntry::Server(Box::new(server)))
 }
 
 /// Whether an entry says `"disabled": true`.

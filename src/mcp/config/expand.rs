@@ -167,7 +167,7 @@ mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
-    use super::super::entry::{Entry, Transport, entry};
+    use super::super::entry::{ServerEntry, Transport, entry};
     use super::super::fixtures::{env, load_servers, only_server};
     use super::*;
 
@@ -228,7 +228,7 @@ mod tests {
     fn checking_notes_what_may_be_there_at_run_time_instead_of_failing() {
         let vars = Vars::new(Path::new("/nowhere"), &env, Mode::Check);
         let value = json!({"command": "x", "args": ["${env:UNSET}"], "envFile": ".env"});
-        assert!(matches!(entry("s", &value, Path::new(""), &vars), Ok(Entry::Server(_))));
+        assert!(matches!(entry("s", &value, Path::new(""), &vars), Ok(ServerEntry::Server(_))));
         assert_eq!(
             vars.take_notes(),
             [

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::approval::approval;
 use super::entry::Server;
-use super::load::{Loaded, WORKSPACE_FILES, load};
+use super::load::{Configured, WORKSPACE_FILES, load};
 use crate::trust::Approved;
 
 pub(super) fn env(name: &str) -> Option<String> {
@@ -31,7 +31,7 @@ pub(super) fn trusting(ws: &Path) -> Approved {
 }
 
 /// A workspace with `.mcp.json` holding `servers` (and `files`, relative to it), loaded trusted.
-pub(super) fn load_servers(servers: &Value, files: &[(&str, &str)]) -> (tempfile::TempDir, Loaded) {
+pub(super) fn load_servers(servers: &Value, files: &[(&str, &str)]) -> (tempfile::TempDir, Configured) {
     let temp = tempfile::tempdir().unwrap();
     let ws = temp.path();
     std::fs::write(ws.join(".mcp.json"), json!({"mcpServers": servers}).to_string()).unwrap();
@@ -44,14 +44,14 @@ pub(super) fn load_servers(servers: &Value, files: &[(&str, &str)]) -> (tempfile
 }
 
 /// The one server of a load, which must have no problem.
-pub(super) fn only_server(loaded: &Loaded) -> &Server {
+pub(super) fn only_server(loaded: &Configured) -> &Server {
     assert_eq!(loaded.problems, []);
     assert_eq!(loaded.servers.len(), 1);
     &loaded.servers[0]
 }
 
 /// The message of each problem of a load, by server name.
-pub(super) fn messages(loaded: &Loaded) -> Vec<(&str, &str)> {
+pub(super) fn messages(loaded: &Configured) -> Vec<(&str, &str)> {
     loaded.problems.iter().map(|p| (p.name.as_str(), p.message.as_str())).collect()
 }
 

@@ -7,14 +7,14 @@
 use std::path::{Path, PathBuf};
 
 use super::approval::approval;
-use super::entry::{Entry, Server, entries};
+use super::entry::{Server, ServerEntry, entries};
 use super::expand::{Mode, Vars};
 use crate::bounded;
 use crate::trust::{Approved, Standing};
 
 /// What the config files hold.
 #[derive(Debug, Default)]
-pub(crate) struct Loaded {
+pub(crate) struct Configured {
     pub(crate) servers: Vec<Server>,
     pub(crate) problems: Vec<BadEntry>,
     /// The workspace files left unread because the user does not trust their content.
@@ -56,8 +56,8 @@ pub(crate) fn load(
     copilot_home: Option<&Path>,
     trust: &Approved,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Loaded {
-    let mut loaded = Loaded::default();
+) -> Configured {
+    let mut loaded = Configured::default();
     let mut sources: Vec<(PathBuf, Option<&str>)> =
         WORKSPACE_FILES.iter().map(|rel| (workspace.join(rel), Some(*rel))).collect();
     if let Some(home) = copilot_home {
@@ -101,8 +101,10 @@ pub(crate) fn load(
                 continue;
             }
             match super::entry::entry(&name, &entry, &path, &vars) {
-                Ok(Entry::Server(server)) => loaded.servers.push(Server { from_workspace: rel.is_some(), ..*server }),
-                Ok(Entry::Disabled) => loaded.disabled.push(name),
+                Ok(ServerEntry::Server(server)) => {
+                    loaded.servers.push(Server { from_workspace: rel.is_some(), ..*server })
+                }
+                Ok(ServerEntry::Disabled) => loaded.disabled.push(name),
                 Err(fault) => loaded.problems.push(BadEntry { name, source: path.clone(), message: fault.message }),
             }
         }
@@ -135,7 +137,7 @@ mod tests {
         )
         .unwrap();
         let trust = trusting(ws);
-        let Loaded { servers, problems, .. } = load(ws, None, &trust, &env);
+        let Configured { servers, problems, .. } = load(ws, None, &trust, &env);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         assert!(

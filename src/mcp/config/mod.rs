@@ -18,6 +18,6 @@ mod fixtures;
 mod load;
 
 pub(crate) use approval::{approval, preview};
-pub(crate) use entry::{Entry, Fault, Server, Transport, entry, servers_of};
+pub(crate) use entry::{Fault, Server, ServerEntry, Transport, entry, servers_of};
 pub(crate) use expand::{Mode, Vars};
-pub(crate) use load::{BadEntry, Loaded, WORKSPACE_FILES, load};
+pub(crate) use load::{BadEntry, Configured, WORKSPACE_FILES, load};
