@@ -22,10 +22,7 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 /// Lowercase hex SHA-256 of the file at `path`, read in pieces (caches hold files of
 /// hundreds of MB).
 #[cfg_attr(
-    all(
-        not(test),
-        not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64")))
-    ),
+    all(not(test), not(guest_backend)),
     expect(dead_code, reason = "only the guest backends' caches are checked this way")
 )]
 pub(crate) fn sha256_file_hex(path: &std::path::Path) -> std::io::Result<String> {

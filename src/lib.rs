@@ -15,7 +15,7 @@
 //! [`env::ALL`] and [`plugin_files`].
 
 // The `hyperlight` backend's generated bindings name `alloc::` paths.
-#[cfg(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))]
+#[cfg(hyperlight)]
 extern crate alloc;
 
 mod atomic;

@@ -6,6 +6,14 @@ use super::select::{Backend, hyperlight_ready, not_compiled_fix, select, wasm_re
 use super::{hyperlight, monty, wasm};
 use crate::guest;
 
+/// Why a backend this build does not carry cannot run.
+pub(crate) const NOT_COMPILED_REASON: &str = "it is not compiled into this build of codeact";
+
+/// What a build without `backend` says when asked for it.
+pub(crate) fn not_compiled(backend: Choice) -> String {
+    format!("the `{}` backend is not available: {NOT_COMPILED_REASON}", backend.name())
+}
+
 /// One backend's availability here, for `detect`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct Status {
@@ -89,7 +97,7 @@ fn wasm_checks() -> Vec<Check> {
         detail: if wasm::COMPILED_IN {
             format!("wasmtime {} is compiled into this binary", wasm::WASMTIME_VERSION)
         } else {
-            wasm::NOT_COMPILED.to_owned()
+            not_compiled(Choice::Wasm)
         },
         fix: (!wasm::COMPILED_IN).then(not_compiled_fix),
     }];
@@ -114,7 +122,7 @@ fn hyperlight_checks() -> Vec<Check> {
         detail: if hyperlight::COMPILED_IN {
             format!("hyperlight-host {} is compiled into this binary", hyperlight::HYPERLIGHT_VERSION)
         } else {
-            format!("the hyperlight backend: {}", hyperlight::NOT_COMPILED_REASON)
+            not_compiled(Choice::Hyperlight)
         },
         fix: (!hyperlight::COMPILED_IN).then(|| hyperlight::BUILD_IT.to_owned()),
     }];
@@ -153,4 +161,41 @@ fn hyperlight_checks() -> Vec<Check> {
         },
     });
     checks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The version `Cargo.lock` resolved for the package `name`.
+    fn locked(name: &str) -> String {
+        let lock = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"));
+        let entry = format!("name = \"{name}\"\nversion = \"");
+        let at = lock.find(&entry).unwrap_or_else(|| panic!("`{name}` is not in Cargo.lock")) + entry.len();
+        lock[at..].split('"').next().unwrap().to_owned()
+    }
+
+    #[test]
+    fn the_runtime_versions_shown_are_the_ones_built_with() {
+        let wasmtime = if wasm::COMPILED_IN { locked("wasmtime") } else { "none".to_owned() };
+        assert_eq!(wasm::WASMTIME_VERSION, wasmtime);
+        let hyperlight = if hyperlight::COMPILED_IN { locked("hyperlight-host") } else { "none".to_owned() };
+        assert_eq!(hyperlight::HYPERLIGHT_VERSION, hyperlight);
+    }
+
+    #[test]
+    fn a_backend_not_compiled_in_says_so_in_one_phrasing() {
+        assert_eq!(
+            not_compiled(Choice::Hyperlight),
+            "the `hyperlight` backend is not available: it is not compiled into this build of codeact"
+        );
+        if !wasm::COMPILED_IN {
+            let check = wasm_checks().remove(0);
+            assert_eq!((check.ok, check.detail), (false, not_compiled(Choice::Wasm)));
+        }
+        if !hyperlight::COMPILED_IN {
+            let check = hyperlight_checks().remove(0);
+            assert_eq!((check.ok, check.detail), (false, not_compiled(Choice::Hyperlight)));
+        }
+    }
 }

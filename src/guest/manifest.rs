@@ -63,10 +63,7 @@ pub(crate) const PYTHON_VERSION: &str = "3.14.0";
 pub(crate) const WASM_IN_WHEEL: &str = "python_guest/resources/python-sandbox.wasm";
 
 /// Where the guest's standard library is mounted inside the guest.
-#[cfg_attr(
-    not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
-    expect(dead_code, reason = "only the wasm and hyperlight backends run the guest")
-)]
+#[cfg_attr(not(guest_backend), expect(dead_code, reason = "only the wasm and hyperlight backends run the guest"))]
 pub(crate) const STDLIB_GUEST_PATH: &str = "/python";
 
 /// The command that installs the guest, for hints.

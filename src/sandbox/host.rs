@@ -119,10 +119,7 @@ impl Host {
 
     /// Moves the deadline on by `by`: time spent before the program could start (loading a
     /// backend) is not the program's. Also lets go of a clock [held](Self::hold_clock).
-    #[cfg_attr(
-        not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
-        expect(dead_code, reason = "only the wasm and hyperlight backends run the guest")
-    )]
+    #[cfg_attr(not(guest_backend), expect(dead_code, reason = "only the wasm and hyperlight backends run the guest"))]
     pub(crate) fn extend_deadline(&mut self, by: Duration) {
         self.ctx.deadline += by;
         self.live.set_deadline(Some(self.ctx.deadline));
@@ -130,10 +127,7 @@ impl Host {
 
     /// Holds the watchdog's clock while a backend loads (which may take long, once, to compile
     /// a guest): [`extend_deadline`](Self::extend_deadline) lets go of it.
-    #[cfg_attr(
-        not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
-        expect(dead_code, reason = "only the wasm and hyperlight backends run the guest")
-    )]
+    #[cfg_attr(not(guest_backend), expect(dead_code, reason = "only the wasm and hyperlight backends run the guest"))]
     pub(crate) fn hold_clock(&self) {
         self.live.set_deadline(None);
     }

@@ -76,10 +76,7 @@ impl Live {
     }
 
     /// The program's own stderr, for a backend to write into.
-    #[cfg_attr(
-        not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
-        expect(dead_code, reason = "only the CPython guest writes a stderr")
-    )]
+    #[cfg_attr(not(guest_backend), expect(dead_code, reason = "only the CPython guest writes a stderr"))]
     #[must_use]
     pub(crate) fn stderr(&self) -> &Arc<Mutex<Capture>> {
         &self.stderr

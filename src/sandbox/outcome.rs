@@ -19,10 +19,7 @@ pub(crate) const MAX_TRACEBACK: usize = 8 * 1024;
 pub(crate) const MAX_MESSAGE: usize = 4 * 1024;
 
 /// What became of the compiled guest a CPython backend loads.
-#[cfg_attr(
-    not(any(feature = "wasm", all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))),
-    expect(dead_code, reason = "only the wasm and hyperlight backends run the guest")
-)]
+#[cfg_attr(not(guest_backend), expect(dead_code, reason = "only the wasm and hyperlight backends run the guest"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GuestCache {
     /// The cached compilation was loaded.
@@ -103,7 +100,7 @@ impl ProgramError {
 impl Outcome {
     /// A run that never started on `backend`, failing with `error`.
     #[cfg_attr(
-        all(feature = "wasm", feature = "hyperlight", target_os = "linux", target_arch = "x86_64"),
+        all(feature = "wasm", hyperlight),
         expect(dead_code, reason = "only a build without a backend runs nothing")
     )]
     #[must_use]

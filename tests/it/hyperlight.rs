@@ -169,6 +169,29 @@ fn a_cpu_loop_and_a_long_sleep_stop_at_the_time_limit() {
 
 #[test]
 #[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn a_sleep_waits_its_time_and_one_past_the_limit_ends_the_run() {
+    let Some(env) = hyperlight_env() else { return };
+    // A sleep waits its time (on the wall clock, which the guest reads from the host): a short
+    // one ends and the program goes on; one past the limit ends the run there, with the error
+    // the `wasm` backend gives.
+    let code = "import time\nstart = time.time()\ntime.sleep(0.5)\nprint(time.time() - start >= 0.5)\n";
+    assert_eq!(stdout_of(&env, code), "True\n");
+    let json = run_json(&env, &["--timeout", "2"], "import time\ntime.sleep(60)\nprint('woke')\n");
+    assert_eq!(json["success"], false, "{json}");
+    assert_eq!(json["stdout"], "", "{json}");
+    assert_eq!(
+        json["error"],
+        serde_json::json!({
+            "type": "TimeoutError",
+            "message": "time limit of 2s exceeded (raise it with --timeout)",
+            "line": null,
+            "traceback": "TimeoutError: time limit of 2s exceeded (raise it with --timeout)",
+        })
+    );
+}
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
 fn a_memory_bomb_is_a_memory_error() {
     let Some(env) = hyperlight_env() else { return };
     let (kind, message) = error_of(&env, &[], "chunks = []\nwhile True:\n    chunks.append(bytearray(64 << 20))\n");

@@ -3,6 +3,8 @@
 use anyhow::Result;
 
 use super::{BUILD_IT, NOT_COMPILED_REASON};
+use crate::backend::Choice;
+use crate::backend::preflight::not_compiled;
 use crate::guest::Installed;
 use crate::hint;
 use crate::sandbox::{Host, Outcome, ProgramError};
@@ -11,7 +13,7 @@ use crate::sandbox::{Host, Outcome, ProgramError};
 pub(crate) const HYPERLIGHT_VERSION: &str = "none";
 
 pub(crate) fn installed() -> Result<Installed> {
-    Err(hint::error(NOT_COMPILED_REASON, BUILD_IT))
+    Err(hint::error(not_compiled(Choice::Hyperlight), BUILD_IT))
 }
 
 pub(crate) fn probe(_installed: &Installed) -> Result<(), String> {
@@ -23,6 +25,6 @@ pub(crate) fn kept_probe(_installed: &Installed) -> Option<Result<(), String>> {
 }
 
 pub(crate) fn run(_program: &str, host: &mut Host) -> Outcome {
-    let error = ProgramError::internal(format!("the hyperlight backend is not available: {NOT_COMPILED_REASON}"));
+    let error = ProgramError::internal(not_compiled(Choice::Hyperlight));
     Outcome::not_run("hyperlight", error, host.elapsed())
 }

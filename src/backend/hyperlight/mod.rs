@@ -3,21 +3,22 @@
 //! `no_std` Hyperlight guest) inside a Hyperlight micro-VM. Without the feature, or on another
 //! platform, [`disabled`] stands in and says so.
 
-#[cfg(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))]
+#[cfg(hyperlight)]
 mod enabled;
-#[cfg(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"))]
+#[cfg(hyperlight)]
 pub(crate) use enabled::{HYPERLIGHT_VERSION, installed, kept_probe, probe, run};
 
-#[cfg(not(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64")))]
+#[cfg(not(hyperlight))]
 mod disabled;
-#[cfg(not(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64")))]
+#[cfg(not(hyperlight))]
 pub(crate) use disabled::{HYPERLIGHT_VERSION, installed, kept_probe, probe, run};
 
 /// Whether this build carries the backend.
-pub(crate) const COMPILED_IN: bool = cfg!(all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64"));
+pub(crate) const COMPILED_IN: bool = cfg!(hyperlight);
 
-/// What a build without the backend says when asked for it.
-pub(crate) const NOT_COMPILED_REASON: &str = "it is not compiled into this build of codeact";
+pub(crate) use super::preflight::NOT_COMPILED_REASON;
+
+/// What to do about a build without the backend.
 pub(crate) const BUILD_IT: &str = "build codeact with `--features hyperlight` on x86_64 Linux";
 
 /// What to do where no micro-VM starts.

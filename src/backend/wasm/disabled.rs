@@ -11,14 +11,16 @@ use crate::sandbox::{GuestCache, Host, Outcome, ProgramError};
 /// No wasmtime in this build.
 pub(crate) const WASMTIME_VERSION: &str = "none";
 
-use super::{BUILD_IT, NOT_COMPILED};
+use super::BUILD_IT;
+use crate::backend::Choice;
+use crate::backend::preflight::not_compiled;
 
 pub(crate) fn precompile(_installed: &Installed) -> Result<PathBuf> {
-    Err(hint::error(NOT_COMPILED, BUILD_IT))
+    Err(hint::error(not_compiled(Choice::Wasm), BUILD_IT))
 }
 
 pub(crate) fn compile_stdlib(_installed: &Installed) -> Result<()> {
-    Err(hint::error(NOT_COMPILED, BUILD_IT))
+    Err(hint::error(not_compiled(Choice::Wasm), BUILD_IT))
 }
 
 /// Nothing to load.
@@ -38,5 +40,5 @@ impl Loading {
 }
 
 pub(crate) fn run(_program: &str, host: &mut Host, _loading: Loading) -> Outcome {
-    Outcome::not_run("wasm", ProgramError::internal(NOT_COMPILED), host.elapsed())
+    Outcome::not_run("wasm", ProgramError::internal(not_compiled(Choice::Wasm)), host.elapsed())
 }

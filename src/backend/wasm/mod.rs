@@ -14,7 +14,7 @@ pub(crate) use disabled::{Loading, WASMTIME_VERSION, compile_stdlib, precompile,
 /// Whether this build carries the backend.
 pub(crate) const COMPILED_IN: bool = cfg!(feature = "wasm");
 
-/// What a build without the backend says when asked for it, and what to do about it.
-pub(crate) const NOT_COMPILED: &str = "the wasm backend is not compiled into this build of codeact";
-pub(crate) const NOT_COMPILED_REASON: &str = "it is not compiled into this build of codeact";
+pub(crate) use super::preflight::NOT_COMPILED_REASON;
+
+/// What to do about a build without the backend.
 pub(crate) const BUILD_IT: &str = "build codeact with `--features wasm`";

@@ -7,7 +7,6 @@
 //! It is made lazily, by the first run that needs it: making it needs a micro-VM that starts,
 //! which `codeact guest install` may not have (it installs on any machine).
 
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -17,6 +16,7 @@ use super::HYPERLIGHT_VERSION;
 use crate::atomic::{self, Access};
 use crate::digest::{sha256_file_hex, sha256_hex};
 use crate::dirs;
+use crate::guest::seal::Seal;
 use crate::guest::{Installed, loader};
 
 /// The tag the snapshot is saved under in its directory.
@@ -40,28 +40,13 @@ pub(super) fn snapshot_dir(installed: &Installed, heap: u64) -> Result<PathBuf> 
     Ok(dir.join("hyperlight").join(format!("snapshot-{}", &key[..16])))
 }
 
-/// What was recorded about one file of a snapshot when it was written.
+/// What was recorded about one file of a snapshot when it was written: its path in the
+/// snapshot's directory, and its [`Seal`].
 #[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
 struct FileSeal {
     path: String,
-    sha256: String,
-    len: u64,
-    ino: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-}
-
-impl FileSeal {
-    fn of(path: String, meta: &std::fs::Metadata, sha256: String) -> Self {
-        Self {
-            path,
-            sha256,
-            len: meta.len(),
-            ino: meta.ino(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-        }
-    }
+    #[serde(flatten)]
+    seal: Seal,
 }
 
 fn seal_path(dir: &Path) -> PathBuf {
@@ -156,18 +141,18 @@ pub(super) fn sealed(dir: &Path) -> bool {
         if *relative != seal.path {
             return false;
         }
-        if FileSeal::of(relative.clone(), meta, seal.sha256.clone()) == *seal {
+        if seal.seal.unchanged(meta) {
             return true;
         }
         moved = true;
-        sha256_file_hex(path).is_ok_and(|digest| digest == seal.sha256)
+        seal.seal.same_contents(path)
     });
     if same && moved {
         // Same contents, new metadata (copied, touched): record the new metadata.
         let resealed: Vec<FileSeal> = files
             .into_iter()
             .zip(seals)
-            .map(|((relative, _, meta), seal)| FileSeal::of(relative, &meta, seal.sha256))
+            .map(|((path, _, meta), seal)| FileSeal { path, seal: Seal::of(&meta, seal.seal.sha256) })
             .collect();
         let _ = write_seal(dir, &resealed);
     }
@@ -200,7 +185,7 @@ pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Resul
                 Some(name) if name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit()) => name.to_owned(),
                 _ => sha256_file_hex(&path).with_context(|| format!("failed to read `{}`", path.display()))?,
             };
-            seals.push(FileSeal::of(relative, &meta, digest));
+            seals.push(FileSeal { path: relative, seal: Seal::of(&meta, digest) });
         }
         Ok(())
     })?;
@@ -209,6 +194,8 @@ pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Resul
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::MetadataExt as _;
+
     use super::*;
 
     fn write_snapshot(staging: &Path, blob: &[u8]) -> Result<()> {
@@ -256,6 +243,13 @@ mod tests {
         std::fs::remove_file(dir.join("extra")).unwrap();
         std::fs::remove_file(dir.join("index.json")).unwrap();
         assert!(!sealed(&dir));
+    }
+
+    #[test]
+    fn a_seal_written_before_reads_and_writes_the_same() {
+        let written = r#"[{"path":"index.json","sha256":"ab","len":2,"ino":3,"mtime_ns":4,"ctime_ns":5}]"#;
+        let seals: Vec<FileSeal> = serde_json::from_str(written).unwrap();
+        assert_eq!(serde_json::to_string(&seals).unwrap(), written);
     }
 
     #[test]

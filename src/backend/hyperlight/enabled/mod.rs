@@ -18,4 +18,5 @@ pub(crate) use probe::{kept_probe, probe};
 pub(crate) use run::{installed, run};
 
 /// The hyperlight-host version compiled in (the one the guest runtime was built against).
-pub(crate) const HYPERLIGHT_VERSION: &str = "0.17.0";
+/// Its pin in `Cargo.toml`, read by the build script.
+pub(crate) const HYPERLIGHT_VERSION: &str = env!("CODEACT_HYPERLIGHT_VERSION");

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::bindings::r#wasi::r#filesystem::r#types::DescriptorType;
 use crate::sandbox::Capture;
 
 /// Something the guest may wait for: ready now, or at an instant.
@@ -54,4 +55,7 @@ pub(crate) enum Descriptor {
 }
 
 /// The entries of a directory, handed out one at a time.
-pub(crate) struct DirectoryEntries(pub(crate) Mutex<std::vec::IntoIter<(String, super::wasi::EntryType)>>);
+pub(crate) struct DirectoryEntries(pub(crate) Mutex<std::vec::IntoIter<(String, EntryType)>>);
+
+/// What a directory entry is, as the guest is told.
+pub(crate) type EntryType = DescriptorType;

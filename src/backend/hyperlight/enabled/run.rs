@@ -4,7 +4,7 @@
 //! vCPU; waits the guest asks the host for end there too.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -13,9 +13,10 @@ use hyperlight_host::hypervisor::InterruptHandle;
 use super::cache;
 use super::sandbox::IO_BUFFER_SIZE;
 use super::sandbox::{Loaded, Wiring, load_snapshot, save_snapshot};
-use super::state::{FromGuest, Shared};
+use super::state::Shared;
 use crate::guest::bridge;
 use crate::guest::ended::{self, Ended};
+use crate::guest::serve;
 use crate::guest::{self, Installed, loader};
 use crate::hint;
 use crate::sandbox::live::lock;
@@ -99,16 +100,15 @@ fn execute(
         shared: Arc::new(Shared::default()),
     };
     let shared = wiring.shared.clone();
-    let (to_host, messages) = mpsc::channel::<FromGuest>();
+    let (to_host, messages) = serve::channel();
     // Preparing the guest is not the program's time: the watchdog waits too.
     host.hold_clock();
     let (cache_status, ended) = std::thread::scope(|scope| {
         let guest = std::thread::Builder::new().name("hyperlight".into()).spawn_scoped(scope, move || {
             let started = Instant::now();
             let (mut loaded, status) = prepare(installed, heap, wiring)?;
-            let (deadline, answer) = mpsc::channel();
-            let _ = to_host.send(FromGuest::Loaded { waited: started.elapsed(), deadline });
-            let deadline = answer.recv().unwrap_or_else(|_| Instant::now());
+            let answer = to_host.loaded(started.elapsed());
+            let deadline = answer.and_then(|answer| answer.blocking_recv().ok()).unwrap_or_else(Instant::now);
             let interrupt = loaded.interrupt();
             shared.start(Some(to_host), nonce, deadline, interrupt.clone());
             let done = AtomicBool::new(false);
@@ -142,19 +142,8 @@ fn execute(
             anyhow::Ok((status, ended))
         });
         let guest = guest.context("failed to start the guest thread")?;
-        for message in messages {
-            match message {
-                FromGuest::Loaded { waited, deadline } => {
-                    host.extend_deadline(waited);
-                    let _ = deadline.send(host.deadline());
-                }
-                FromGuest::Call(call) => {
-                    // A result comes into the guest through its input buffer.
-                    let reply = bridge::dispatch(host, &call.name, &call.args_json, IO_BUFFER_SIZE - (64 << 10));
-                    let _ = call.reply.send(reply);
-                }
-            }
-        }
+        // A result comes into the guest through its input buffer.
+        serve::serve(host, &messages, || IO_BUFFER_SIZE - (64 << 10));
         guest.join().map_err(|_| anyhow::anyhow!("the guest thread panicked"))?
     })
     .map(|(status, ended)| (Some(status), ended))?;

@@ -1,32 +1,17 @@
 //! [`Guest`]: what one micro-VM's guest can reach through its imports, and [`Shared`], what
 //! the host learns from it while it runs (its report, a limit a tool call hit, its exit).
 
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use hyperlight_host::hypervisor::InterruptHandle;
 
 use super::bindings::r#hyperlight::r#sandbox::Tools;
 use crate::guest::bridge::{self, Reply, Reported, Reports};
 use crate::guest::loader;
+use crate::guest::serve::ToHost;
 use crate::sandbox::live::lock;
 use crate::sandbox::{Capture, LimitHit};
-
-/// What the guest's thread tells the thread that owns the [`Host`](crate::sandbox::Host).
-pub(super) enum FromGuest {
-    /// The guest is ready, after `waited` preparing it; the host answers with the run's
-    /// deadline, moved on by that much.
-    Loaded { waited: Duration, deadline: mpsc::Sender<Instant> },
-    /// A tool call.
-    Call(Call),
-}
-
-/// A tool call handed to the thread that owns the host.
-pub(super) struct Call {
-    pub(super) name: String,
-    pub(super) args_json: String,
-    pub(super) reply: mpsc::Sender<Reply>,
-}
 
 /// The host side of one guest: every import of the runtime's world is implemented on it.
 pub(crate) struct Guest {
@@ -44,7 +29,7 @@ pub(super) struct Shared(Mutex<State>);
 #[derive(Default)]
 struct State {
     /// Where tool calls go; without it, a tool call fails.
-    calls: Option<mpsc::Sender<FromGuest>>,
+    calls: Option<ToHost>,
     /// Only while the snapshot is made: [`loader::FETCH`] is answered with the prelude.
     serve_prelude: bool,
     reports: Reports,
@@ -72,7 +57,7 @@ impl Shared {
     /// at `deadline`, stopping the guest through `interrupt` when a tool call hits a limit.
     pub(super) fn start(
         &self,
-        calls: Option<mpsc::Sender<FromGuest>>,
+        calls: Option<ToHost>,
         nonce: String,
         deadline: Instant,
         interrupt: Arc<dyn InterruptHandle>,
@@ -150,11 +135,8 @@ impl Tools<hyperlight_common::component::Negative> for Guest {
             state.calls.clone()
         };
         let Some(calls) = calls else { return Err("tools are not available here".to_owned()) };
-        let (reply, answer) = mpsc::channel();
-        if calls.send(FromGuest::Call(Call { name, args_json, reply })).is_err() {
-            return Err("the run has ended".to_owned());
-        }
-        match answer.recv() {
+        let Some(answer) = calls.call(name, args_json) else { return Err("the run has ended".to_owned()) };
+        match answer.blocking_recv() {
             Ok(Reply::Return(json)) => Ok(json),
             Ok(Reply::Raise(message)) => Err(message),
             Ok(Reply::Stop(hit)) => {

@@ -5,7 +5,6 @@
 //! loaded. What is compiled is a snapshot of the component with the prelude loaded
 //! ([`super::snapshot`]).
 
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -15,9 +14,10 @@ use wasmtime::component::Component;
 use super::engine::engine;
 use super::snapshot::snapshot;
 use crate::atomic::{self, Access};
-use crate::digest::{sha256_file_hex, sha256_hex};
+use crate::digest::sha256_hex;
 use crate::dirs;
 use crate::guest::loader;
+use crate::guest::seal::Seal;
 use crate::guest::{self, Installed};
 use crate::hint;
 use crate::sandbox::GuestCache;
@@ -37,45 +37,24 @@ fn cache_file(engine: &Engine, installed: &Installed) -> Result<PathBuf> {
     )))
 }
 
-/// What was recorded about a cache file when it was written.
-#[derive(Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
-struct Seal {
-    sha256: String,
-    len: u64,
-    ino: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-}
-
-impl Seal {
-    fn of(meta: &std::fs::Metadata, sha256: String) -> Self {
-        Self {
-            sha256,
-            len: meta.len(),
-            ino: meta.ino(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-        }
-    }
-
-    fn path(cache: &Path) -> PathBuf {
-        cache.with_extension("cwasm.seal")
-    }
+/// Where the seal of the cache file `cache` is kept.
+fn seal_path(cache: &Path) -> PathBuf {
+    cache.with_extension("cwasm.seal")
 }
 
 /// Whether the cache file is the one this program wrote: its metadata is unchanged since, or
 /// failing that, its contents still have the recorded digest.
 fn sealed(cache: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(Seal::path(cache)) else { return false };
+    let Ok(text) = std::fs::read_to_string(seal_path(cache)) else { return false };
     let Ok(seal) = serde_json::from_str::<Seal>(&text) else { return false };
     let Ok(meta) = std::fs::symlink_metadata(cache) else { return false };
     if !meta.is_file() {
         return false;
     }
-    if Seal::of(&meta, seal.sha256.clone()) == seal {
+    if seal.unchanged(&meta) {
         return true;
     }
-    if sha256_file_hex(cache).ok().as_ref() != Some(&seal.sha256) {
+    if !seal.same_contents(cache) {
         return false;
     }
     // Same contents, new metadata (copied, touched): record the new metadata.
@@ -86,7 +65,7 @@ fn sealed(cache: &Path) -> bool {
 fn write_seal(cache: &Path, sha256: String) -> Result<()> {
     let meta = std::fs::metadata(cache)?;
     let seal = serde_json::to_string(&Seal::of(&meta, sha256))?;
-    atomic::write(&Seal::path(cache), seal.as_bytes(), Access::Private)
+    atomic::write(&seal_path(cache), seal.as_bytes(), Access::Private)
         .with_context(|| format!("failed to seal `{}`", cache.display()))
 }
 

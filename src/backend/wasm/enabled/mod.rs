@@ -15,5 +15,5 @@ mod stream;
 pub(crate) use cache::precompile;
 pub(crate) use run::{Loading, compile_stdlib, run};
 
-/// The wasmtime version compiled in.
-pub(crate) const WASMTIME_VERSION: &str = "48.0.8";
+/// The wasmtime version compiled in: its pin in `Cargo.toml`, read by the build script.
+pub(crate) const WASMTIME_VERSION: &str = env!("CODEACT_WASMTIME_VERSION");

@@ -18,12 +18,13 @@ use super::bindings::SandboxPre;
 use super::cache;
 use super::engine::{engine, linker};
 use super::heap::{grow_heaps_in_large_steps, huge_pages_for_this_threads_heap};
-use super::store::{FromGuest, GuestState, new_store};
+use super::store::{GuestState, new_store};
 use super::stream::MAX_STDERR;
 use crate::guest::bridge::{self, Reported};
 use crate::guest::ended::{self, Ended};
 use crate::guest::loader;
 use crate::guest::manifest::STDLIB_GUEST_PATH;
+use crate::guest::serve::{self, ToHost};
 use crate::guest::{self, Installed};
 use crate::hint;
 use crate::sandbox::{Capture, GuestCache, Host, Outcome};
@@ -166,7 +167,7 @@ fn execute(
     let deadline = host.deadline();
     let memory = host.limits().max_memory;
     let memory_used = Arc::new(AtomicUsize::new(0));
-    let (calls, messages) = mpsc::channel::<FromGuest>();
+    let (calls, messages) = serve::channel();
     // Waiting for the guest to load is not the program's time: the watchdog waits too.
     host.hold_clock();
     std::thread::scope(|scope| {
@@ -190,22 +191,8 @@ fn execute(
             ended
         });
         let guest = guest.context("failed to start the guest thread")?;
-        // Serve tool calls until the guest's thread lets go of its sender.
-        for message in messages {
-            match message {
-                // Waiting for the guest to load (and, after an upgrade or a changed cache, to
-                // compile) is not the program's time.
-                FromGuest::Loaded { waited, deadline } => {
-                    host.extend_deadline(waited);
-                    let _ = deadline.send(host.deadline());
-                }
-                FromGuest::Call(request) => {
-                    let room = memory.saturating_sub(memory_used.load(Ordering::Relaxed));
-                    let reply = bridge::dispatch(host, &request.name, &request.args_json, room);
-                    let _ = request.reply.send(reply);
-                }
-            }
-        }
+        // Serve tool calls until the guest's thread lets go of its end.
+        serve::serve(host, &messages, || memory.saturating_sub(memory_used.load(Ordering::Relaxed)));
         guest.join().map_err(|_| anyhow::anyhow!("the guest thread panicked"))?
     })
 }
@@ -223,7 +210,7 @@ struct GuestRun<'a> {
     /// Where the guest's linear memory is counted, for the thread serving its tool calls.
     memory_used: Arc<AtomicUsize>,
     /// Where its tool calls go; without a host, a tool call fails.
-    calls: Option<mpsc::Sender<FromGuest>>,
+    calls: Option<ToHost>,
     stdout: &'a Arc<Mutex<Capture>>,
     stderr: &'a Arc<Mutex<Capture>>,
     memory: usize,

@@ -4,11 +4,10 @@
 //! `tools` import, which hands each call to the thread that owns the host.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use tokio::sync::oneshot;
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
@@ -20,23 +19,8 @@ use crate::guest::Installed;
 use crate::guest::bridge::{self, Reply, Reported, Reports};
 use crate::guest::loader;
 use crate::guest::manifest::STDLIB_GUEST_PATH;
+use crate::guest::serve::ToHost;
 use crate::sandbox::{Capture, LimitHit};
-
-/// What the guest's thread tells the thread that owns the [`Host`](crate::sandbox::Host).
-pub(super) enum FromGuest {
-    /// The guest has loaded, after `waited` waiting for it; the host answers with the run's
-    /// deadline, moved on by that much (the host owns the deadline).
-    Loaded { waited: Duration, deadline: oneshot::Sender<Instant> },
-    /// A tool call.
-    Call(Request),
-}
-
-/// A tool call handed to the thread that owns the host.
-pub(super) struct Request {
-    pub(super) name: String,
-    pub(super) args_json: String,
-    pub(super) reply: oneshot::Sender<Reply>,
-}
 
 /// One guest's host state: its WASI context and resources, its memory cap, and the channel
 /// its tool calls go out on.
@@ -47,7 +31,7 @@ pub(super) struct GuestState {
     deny_http: DenyHttp,
     memory: MemoryCap,
     /// Taken when the run ends, which ends the host's loop serving tool calls.
-    calls: Option<mpsc::Sender<FromGuest>>,
+    calls: Option<ToHost>,
     /// Only while the snapshot is made: [`loader::FETCH`] is answered with the prelude.
     serve_prelude: bool,
     /// What the prelude reported when the program ended (and any report the program forged).
@@ -89,7 +73,7 @@ impl GuestState {
     }
 
     /// Sends the guest's tool calls on `calls` from now on.
-    pub(super) fn send_calls(&mut self, calls: mpsc::Sender<FromGuest>) {
+    pub(super) fn send_calls(&mut self, calls: ToHost) {
         self.calls = Some(calls);
     }
 
@@ -111,11 +95,7 @@ impl GuestState {
     /// Tells the host the guest has loaded, after `waited`; the run's deadline, as the host
     /// moved it, or `fallback` when no host serves this guest.
     pub(super) async fn loaded(&self, waited: Duration, fallback: Instant) -> Instant {
-        let Some(calls) = &self.calls else { return fallback };
-        let (deadline, answer) = oneshot::channel();
-        if calls.send(FromGuest::Loaded { waited, deadline }).is_err() {
-            return fallback;
-        }
+        let Some(answer) = self.calls.as_ref().and_then(|calls| calls.loaded(waited)) else { return fallback };
         answer.await.unwrap_or(fallback)
     }
 
@@ -209,12 +189,12 @@ impl hyperlight::sandbox::tools::Host for GuestState {
             self.reports.receive(&args_json);
             return Ok(Ok("null".to_owned()));
         }
-        let (reply, answer) = oneshot::channel();
-        self.calls
+        let answer = self
+            .calls
             .as_ref()
             .ok_or_else(|| wasmtime::Error::msg("the run has ended"))?
-            .send(FromGuest::Call(Request { name, args_json, reply }))
-            .map_err(|_| wasmtime::Error::msg("the host stopped serving tool calls"))?;
+            .call(name, args_json)
+            .ok_or_else(|| wasmtime::Error::msg("the host stopped serving tool calls"))?;
         match answer.await.map_err(|_| wasmtime::Error::msg("the host dropped a tool call"))? {
             Reply::Return(json) => Ok(Ok(json)),
             Reply::Raise(message) => Ok(Err(message)),
