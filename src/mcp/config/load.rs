@@ -102,7 +102,7 @@ pub(crate) fn load(
             }
             match super::entry::entry(&name, &entry, &path, &vars) {
                 Ok(ServerEntry::Server(server)) => {
-                    loaded.servers.push(Server { from_workspace: rel.is_some(), ..*server })
+                    loaded.servers.push(Server { from_workspace: rel.is_some(), ..*server });
                 }
                 Ok(ServerEntry::Disabled) => loaded.disabled.push(name),
                 Err(fault) => loaded.problems.push(BadEntry { name, source: path.clone(), message: fault.message }),
