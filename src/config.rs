@@ -55,7 +55,7 @@ pub(crate) struct Config {
     /// What the user approved in this workspace.
     pub(crate) trust: Approved,
     /// The project's config file, when it has keys that loosen the user's settings.
-    pub(crate) project: Option<Project>,
+    pub(crate) project: Option<ProjectFile>,
     /// Why the project's config file was left out, when [`Overrides::skip_unusable_project`]
     /// let it be.
     pub(crate) unusable_project: Option<String>,
@@ -71,7 +71,7 @@ pub(crate) struct Config {
 
 /// A project config file that would loosen the user's settings.
 #[derive(Debug, Clone)]
-pub(crate) struct Project {
+pub(crate) struct ProjectFile {
     /// The file's content, as read (what `codeact trust` approves).
     pub(crate) content: Vec<u8>,
     /// The keys that loosen the user's settings, as written (`disabled`, `limits.timeout`, …).
@@ -269,7 +269,7 @@ impl Config {
         let trusted = self.trust.trusts(PROJECT_FILE, &source.content);
         let tool_dirs = loose.named.project.clone();
         *self = if trusted { loose } else { tight };
-        self.project = Some(Project { content: source.content, loosening, trusted, tool_dirs });
+        self.project = Some(ProjectFile { content: source.content, loosening, trusted, tool_dirs });
         Ok(())
     }
 

@@ -18,7 +18,7 @@ use crate::tools::builtin::{BUILTINS, is_reserved};
 use crate::tools::github::GITHUB_API;
 use crate::tools::network::NetworkPolicy;
 use crate::trust::Approved;
-use crate::usertools::dropin::{self, DropIns, Source};
+use crate::usertools::dropin::{self, DropInFile, DropIns};
 use crate::usertools::folders::{Origin, ToolDir, workspace_item};
 use crate::usertools::is_identifier;
 use crate::usertools::load;
@@ -251,12 +251,12 @@ fn trusted_dropins(
     trusted: &dyn Fn(&Path, &[u8]) -> bool,
     untrusted: &mut Vec<String>,
     warnings: &mut Vec<String>,
-) -> Vec<Source> {
+) -> Vec<DropInFile> {
     let mut kept = Vec::new();
     for path in dropin::files(std::slice::from_ref(&dir.path)) {
         match load::read_tool(dir, &path) {
             Ok(Some(content)) if trusted(&path, &content) => {
-                kept.push(Source { text: String::from_utf8_lossy(&content).into_owned(), path });
+                kept.push(DropInFile { text: String::from_utf8_lossy(&content).into_owned(), path });
             }
             Ok(Some(_)) => untrusted.extend(project_item(workspace, dir, &path)),
             Ok(None) => {}
@@ -304,14 +304,14 @@ fn defined_twice(name: &str, path: &Path) -> String {
 
 /// The drop-ins in `dirs`, the first of two with one name winning: by file name, or as a worker
 /// describes them (those that fail to load are left out with a warning).
-fn dropins_of(workspace: &Path, found: &[Source], discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
+fn dropins_of(workspace: &Path, found: &[DropInFile], discovery: Discovery, warnings: &mut Vec<String>) -> Vec<DropIn> {
     let by_name = |path: &Path| DropIn {
         name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
         description: String::new(),
         path: path.to_path_buf(),
         parameters: None,
     };
-    let mut files: Vec<Source> = Vec::new();
+    let mut files: Vec<DropInFile> = Vec::new();
     for source in found {
         if files.iter().any(|kept| kept.path.file_stem() == source.path.file_stem()) {
             warnings.push(defined_twice(&by_name(&source.path).name, &source.path));

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::config::{self, Fault, Mode, ServerEntry, Vars, WORKSPACE_FILES};
+use super::config::{self, Fault, Purpose, ServerEntry, Vars, WORKSPACE_FILES};
 
 /// How bad a finding is: errors fail `codeact check`, warnings do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +101,7 @@ pub(crate) fn check(
         };
         findings.push(Finding::new(line_of("servers", None), Severity::Warning, fault));
     }
-    let vars = Vars::new(workspace, lookup, Mode::Check);
+    let vars = Vars::new(workspace, lookup, Purpose::Check);
     for (name, value) in entries {
         let line = line_of(key, Some(&name));
         let about = |fault: Fault| Fault { message: format!("MCP server `{name}`: {}", fault.message), ..fault };

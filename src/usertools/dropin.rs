@@ -58,7 +58,7 @@ pub(crate) fn files(dirs: &[PathBuf]) -> Vec<PathBuf> {
 /// A drop-in as it was read: its file, and the source that runs (what the user trusted, not
 /// whatever the file holds by the time the worker starts).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Source {
+pub(crate) struct DropInFile {
     pub(crate) path: PathBuf,
     pub(crate) text: String,
 }
@@ -66,7 +66,7 @@ pub(crate) struct Source {
 /// The run's drop-ins: their sources and, once a call needs it, the one worker serving them.
 #[derive(Debug)]
 pub(crate) struct DropIns {
-    files: Vec<Source>,
+    files: Vec<DropInFile>,
     /// The workspace, which the worker is told of.
     workspace: PathBuf,
     /// The longest answer taken from the worker, in bytes.
@@ -93,7 +93,7 @@ pub(crate) struct Described {
 
 impl DropIns {
     #[must_use]
-    pub(crate) fn new(files: Vec<Source>, workspace: &Path) -> Self {
+    pub(crate) fn new(files: Vec<DropInFile>, workspace: &Path) -> Self {
         Self { files, workspace: workspace.to_path_buf(), max_answer: DEFAULT_MAX_ANSWER, worker: None }
     }
 
@@ -117,7 +117,11 @@ impl DropIns {
     }
 
     /// Each drop-in's name and description, from a worker started for the purpose.
-    pub(crate) fn describe(files: &[Source], workspace: &Path, timeout: Duration) -> Result<Vec<Described>, ToolError> {
+    pub(crate) fn describe(
+        files: &[DropInFile],
+        workspace: &Path,
+        timeout: Duration,
+    ) -> Result<Vec<Described>, ToolError> {
         let answer = Worker::start(files, workspace, DEFAULT_MAX_ANSWER)?.ask(&json!({"describe": true}), timeout)?;
         let listed = answer["ok"].as_array().cloned().unwrap_or_default();
         Ok(listed
@@ -159,7 +163,7 @@ impl std::fmt::Debug for Worker {
 
 impl Worker {
     /// Starts `python3`, isolated, on the drop-ins; it may answer up to `max_answer` bytes.
-    fn start(files: &[Source], workspace: &Path, max_answer: usize) -> Result<Self, ToolError> {
+    fn start(files: &[DropInFile], workspace: &Path, max_answer: usize) -> Result<Self, ToolError> {
         let python = program::find("python3", Some(workspace))
             .map_err(|e| ToolError::new(ErrorKind::Os, format!("could not start python3 for the Python tools: {e}")))?;
         let mut command = Command::new(python);

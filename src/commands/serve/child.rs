@@ -41,7 +41,7 @@ pub(crate) struct Launch {
 
 /// What a finished run reported.
 #[derive(Debug)]
-pub(crate) struct Finished {
+pub(crate) struct RunEnded {
     /// The `codeact run --json` object.
     pub(crate) result: Json,
     /// What a model reads: stdout and the last expression, then the program's stderr and its
@@ -69,7 +69,7 @@ pub(crate) async fn run(
     cancel: &CancellationToken,
     every: Duration,
     mut progress: impl FnMut(Duration),
-) -> Result<Finished, Failed> {
+) -> Result<RunEnded, Failed> {
     let mut command = Command::new(&launch.program);
     command.arg("run").arg("--mcp-result").args(&launch.args);
     command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
@@ -151,7 +151,7 @@ pub(crate) async fn run(
         text.push_str(&warnings);
     }
     let success = result["success"].as_bool().unwrap_or(false);
-    Ok(Finished { result, text, success })
+    Ok(RunEnded { result, text, success })
 }
 
 /// Ends a run: SIGTERM (which ends the commands and servers it started), a grace, then SIGKILL

@@ -34,7 +34,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tower_service::Service as _;
 
-use super::server::Server;
+use super::server::CodeactServer;
 use super::waiting::{Connection, InRequest, Waiting};
 use crate::cli::ServeArgs;
 use crate::env;
@@ -147,7 +147,12 @@ fn allowed_origins(hosts: &[String]) -> Vec<String> {
 }
 
 /// Serves `server` at `http://addr/mcp` until the process is stopped.
-pub(super) async fn serve(server: Server, addr: SocketAddr, args: &ServeArgs, token: Option<String>) -> Result<()> {
+pub(super) async fn serve(
+    server: CodeactServer,
+    addr: SocketAddr,
+    args: &ServeArgs,
+    token: Option<String>,
+) -> Result<()> {
     let listener = TcpListener::bind(addr).await.with_context(|| format!("failed to listen on {addr}"))?;
     let bound = listener.local_addr().context("failed to read the bound address")?;
     let hosts = allowed_hosts(bound, &args.allow_hosts);

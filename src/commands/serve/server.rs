@@ -1,5 +1,5 @@
 //! The server itself: [`run`] reads the configuration, builds the catalogue and the reference
-//! once, and serves them over stdio or HTTP until the client goes; [`Server`] answers the MCP
+//! once, and serves them over stdio or HTTP until the client goes; [`CodeactServer`] answers the MCP
 //! requests, handing each tool call to [`tools`](super::tools).
 
 use std::ffi::OsString;
@@ -60,7 +60,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     shared.extend([OsString::from("--max-output"), OsString::from(config.limits.max_output.to_string())]);
     let program = std::env::current_exe().context("failed to find this binary to run programs with")?;
     let max_output = config.limits.max_output;
-    let server = Server {
+    let server = CodeactServer {
         shared: Arc::new(Shared {
             launch: Launch {
                 program,
@@ -130,7 +130,7 @@ fn refuse(args: &ServeArgs, refusal: UsageError) -> Result<u8> {
 }
 
 /// Serves one client on stdin and stdout until it closes them.
-async fn serve_stdio(server: Server) -> Result<()> {
+async fn serve_stdio(server: CodeactServer) -> Result<()> {
     let running = server.serve(rmcp::transport::stdio()).await.context("the MCP client did not initialize")?;
     running.waiting().await.context("the MCP connection failed")?;
     Ok(())
@@ -138,7 +138,7 @@ async fn serve_stdio(server: Server) -> Result<()> {
 
 /// The server, one clone per connection, all sharing one [`Shared`].
 #[derive(Debug, Clone)]
-pub(crate) struct Server {
+pub(crate) struct CodeactServer {
     pub(super) shared: Arc<Shared>,
 }
 
@@ -157,7 +157,7 @@ pub(super) struct Shared {
     pub(super) text_only: bool,
 }
 
-impl ServerHandler for Server {
+impl ServerHandler for CodeactServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("codeact", env!("CARGO_PKG_VERSION")).with_title("codeact"))

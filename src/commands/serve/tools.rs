@@ -12,9 +12,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value as Json, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::child::{self, Failed, Finished};
+use super::child::{self, Failed, RunEnded};
 use super::http;
-use super::server::Server;
+use super::server::CodeactServer;
 use crate::limits::{self, format_seconds};
 
 /// How often a running program's call reports progress, when its client asked for progress.
@@ -97,7 +97,7 @@ fn object(value: Json) -> JsonObject {
     }
 }
 
-impl Server {
+impl CodeactServer {
     pub(super) async fn call_run(
         &self,
         arguments: &JsonObject,
@@ -149,7 +149,7 @@ impl Server {
             let _ = notification.await;
         }
         match finished {
-            Ok(Finished { result, text, success }) => {
+            Ok(RunEnded { result, text, success }) => {
                 let text = ContentBlock::text(if text.is_empty() { "(no output)".to_owned() } else { text });
                 let mut answer = if self.shared.text_only {
                     CallToolResult::success(Vec::new())

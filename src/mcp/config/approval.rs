@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::entry::{Transport, disabled, entries, server};
 use super::env_file::{EnvFile, EnvState, Place, place};
-use super::expand::{Mode, Vars, expand_into};
+use super::expand::{Purpose, Vars, expand_into};
 use crate::paths;
 use crate::trust::quote::{quote, shell_word};
 
@@ -32,7 +32,7 @@ pub(crate) struct Preview {
 pub(crate) fn preview(content: &[u8], workspace: &Path, approval: &Approval) -> Result<Vec<Preview>, String> {
     // Every variable "expands" to nothing: only the configured text is shown.
     let unexpanded = |_: &str| Some(String::new());
-    let vars = Vars::new(workspace, &unexpanded, Mode::Preview);
+    let vars = Vars::new(workspace, &unexpanded, Purpose::Preview);
     Ok(entries(content)
         .map_err(|fault| quote(&fault.message).into_owned())?
         .into_iter()
@@ -103,7 +103,7 @@ pub(crate) struct Approval {
 /// Disabled entries read nothing and add nothing: enabling one changes the file.
 pub(crate) fn approval(content: &[u8], workspace: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Approval {
     let mut env_files = Vec::new();
-    let vars = Vars::new(workspace, lookup, Mode::Run);
+    let vars = Vars::new(workspace, lookup, Purpose::Run);
     for (name, entry) in entries(content).unwrap_or_default() {
         let Some(Value::String(configured)) = entry.get("envFile").filter(|_| matches!(disabled(&entry), Ok(false)))
         else {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::entry::Fault;
-use super::expand::{Mode, Vars};
+use super::expand::{Purpose, Vars};
 use crate::bounded;
 use crate::paths;
 use crate::trust::quote::quote;
@@ -129,7 +129,7 @@ pub(super) fn env_file(
     vars: &Vars<'_>,
     expanded: &mut Vec<(String, String)>,
 ) -> Result<BTreeMap<String, String>, Fault> {
-    if vars.mode == Mode::Preview {
+    if vars.mode == Purpose::Preview {
         return Ok(BTreeMap::new());
     }
     let unreadable = |why: &str| Fault::new("mcp-env-file", format!("`envFile` `{configured}` cannot be read: {why}"));

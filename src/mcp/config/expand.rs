@@ -27,7 +27,7 @@ impl Server {
 
 /// What an entry is read for, which decides what happens to what is not there yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum Purpose {
     /// To start it: an unset `${env:NAME}` or a missing `envFile` makes it a problem.
     Run,
     /// To show it as configured (`codeact trust`): no `envFile` is read, and what is missing is
@@ -44,8 +44,8 @@ pub(crate) struct Vars<'a> {
     pub(super) workspace: &'a Path,
     /// The environment.
     pub(super) lookup: &'a dyn Fn(&str) -> Option<String>,
-    pub(super) mode: Mode,
-    /// In [`Mode::Check`], what would be missing at run time, noted instead of failing.
+    pub(super) mode: Purpose,
+    /// In [`Purpose::Check`], what would be missing at run time, noted instead of failing.
     notes: RefCell<Vec<Fault>>,
     /// For a workspace config file the user trusts, its env files in the workspace as they were
     /// approved: read from here, never again from disk, so what runs is what was approved.
@@ -54,18 +54,18 @@ pub(crate) struct Vars<'a> {
 
 impl<'a> Vars<'a> {
     #[must_use]
-    pub(crate) fn new(workspace: &'a Path, lookup: &'a dyn Fn(&str) -> Option<String>, mode: Mode) -> Self {
+    pub(crate) fn new(workspace: &'a Path, lookup: &'a dyn Fn(&str) -> Option<String>, mode: Purpose) -> Self {
         Self { workspace, lookup, mode, notes: RefCell::new(Vec::new()), approved_env_files: None }
     }
 
-    /// The notes made since the last call (see [`Mode::Check`]).
+    /// The notes made since the last call (see [`Purpose::Check`]).
     pub(crate) fn take_notes(&self) -> Vec<Fault> {
         self.notes.take()
     }
 
     /// `fault` about something missing: an error to start a server, a note to check one.
     pub(super) fn missing(&self, fault: Fault) -> Result<(), Fault> {
-        if self.mode == Mode::Run {
+        if self.mode == Purpose::Run {
             return Err(fault);
         }
         self.notes.borrow_mut().push(fault);
@@ -78,7 +78,7 @@ impl<'a> Vars<'a> {
 /// shell text such as `sh -c 'echo $$'` passes through.
 #[cfg(test)]
 pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    let vars = Vars::new(Path::new("/work/proj"), lookup, Mode::Run);
+    let vars = Vars::new(Path::new("/work/proj"), lookup, Purpose::Run);
     expand_into(text, &vars, &mut Vec::new()).map_err(|fault| fault.message)
 }
 
@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn checking_notes_what_may_be_there_at_run_time_instead_of_failing() {
-        let vars = Vars::new(Path::new("/nowhere"), &env, Mode::Check);
+        let vars = Vars::new(Path::new("/nowhere"), &env, Purpose::Check);
         let value = json!({"command": "x", "args": ["${env:UNSET}"], "envFile": ".env"});
         assert!(matches!(entry("s", &value, Path::new(""), &vars), Ok(ServerEntry::Server(_))));
         assert_eq!(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::approval::approval;
 use super::entry::{Server, ServerEntry, entries};
-use super::expand::{Mode, Vars};
+use super::expand::{Purpose, Vars};
 use crate::bounded;
 use crate::trust::{Approved, Standing};
 
@@ -76,7 +76,7 @@ pub(crate) fn load(
                 continue;
             }
         };
-        let mut vars = Vars::new(workspace, lookup, Mode::Run);
+        let mut vars = Vars::new(workspace, lookup, Purpose::Run);
         if let Some(rel) = rel {
             // `standing` of no content is `Untrusted` only when nothing was ever approved at
             // `rel`: such a file is not even parsed for its env files.

@@ -19,5 +19,5 @@ mod load;
 
 pub(crate) use approval::{approval, preview};
 pub(crate) use entry::{Fault, Server, ServerEntry, Transport, entry, servers_of};
-pub(crate) use expand::{Mode, Vars};
+pub(crate) use expand::{Purpose, Vars};
 pub(crate) use load::{BadEntry, Configured, WORKSPACE_FILES, load};
