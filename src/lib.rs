@@ -96,13 +96,16 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return exit::code(exit::USAGE);
         }
     };
-    match result {
-        Ok(code) => exit::code(code),
+    let code = match result {
+        Ok(code) => code,
         Err(err) => {
             output::error(&err);
-            exit::code(exit_code_for(&err))
+            exit_code_for(&err)
         }
-    }
+    };
+    // A command that ended because codeact was signalled must not exit as if it had not been.
+    reap::wait_for_signal_exit();
+    exit::code(code)
 }
 
 /// The files of the Copilot CLI plugin folder that codeact renders from its templates, by path

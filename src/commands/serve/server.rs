@@ -78,6 +78,8 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         }),
     };
 
+    // A served run ends its own tools' groups in its grace before the server kills it.
+    crate::reap::set_grace(crate::reap::TERM_GRACE * 2 + Duration::from_millis(500));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -322,3 +322,55 @@ fn control_characters_in_json_output_stay_within_the_output_budget() {
     let value: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(value["truncated"], true);
 }
+
+/// The live processes whose environment holds `IT_MARK=mark`.
+fn marked(mark: &str) -> Vec<String> {
+    let needle = format!("IT_MARK={mark}\0").into_bytes();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .map(|pid| pid.to_string())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.windows(needle.len()).any(|window| window == needle.as_slice())
+        })
+        .filter(|pid| crate::support::process_alive(pid))
+        .collect()
+}
+
+#[test]
+fn a_command_the_program_starts_while_codeact_ends_on_a_signal_is_ended_too() {
+    use rustix::process::{Pid, Signal, kill_process};
+    for signal in [Signal::TERM, Signal::INT, Signal::HUP] {
+        let env = TestEnv::new();
+        let mark = env.workspace().display().to_string();
+        let env = env.env("IT_MARK", &mark);
+        // The first command dies of the signal's SIGTERM and the program goes on: what it starts
+        // next, while codeact gives the first its grace, must not outlive codeact.
+        let program = "bash(command='echo > started; sleep 60')\n\
+                       bash(command='trap \"\" TERM; sleep 60')\n\
+                       bash(command='trap \"\" TERM; sleep 60')\n";
+        let mut child = env
+            .command(&["run", "--timeout", "120", "--code", program])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while !env.workspace().join("started").exists() {
+            assert!(started.elapsed() < Duration::from_secs(30), "the first command did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        kill_process(Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap(), signal).unwrap();
+        assert!(!child.wait().unwrap().success());
+        let until = Instant::now() + Duration::from_secs(5);
+        while !marked(&mark).is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left = marked(&mark);
+        for pid in &left {
+            let _ = kill_process(Pid::from_raw(pid.parse().unwrap()).unwrap(), Signal::KILL);
+        }
+        assert_eq!(left, Vec::<String>::new(), "processes outlived codeact after {signal:?}");
+    }
+}
