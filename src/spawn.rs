@@ -73,6 +73,15 @@ impl Group {
         }
     }
 
+    /// Kills the group's leader by its pid (SIGKILL), wherever it is: a leader may have moved
+    /// itself into another group, out of reach of [`Group::kill`]. Only for a leader not yet
+    /// waited for, whose pid cannot have been taken by another process.
+    pub(crate) fn kill_leader(&self) {
+        if let Some(pid) = i32::try_from(self.pid).ok().and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+        }
+    }
+
     /// Forgets the group without signalling it: its leader has been waited for, and what it
     /// started is its own to end.
     pub(crate) fn release(mut self) {

@@ -3,12 +3,12 @@
 //! whole group is killed, and the child always reaped.
 
 use std::fmt::Write as _;
-use std::io::{Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::error::{ErrorKind, ToolError};
 use crate::spawn::Spawn as _;
@@ -140,50 +140,78 @@ fn run(mut command: Command, stdin: &[u8], timeout: Duration) -> std::io::Result
     });
     let timed_out = done_rx.recv_timeout(timeout).is_err();
     group.kill();
+    if timed_out {
+        // Not yet waited for, so still ours: a leader that moved itself out of its group is
+        // not reached by the group's kill.
+        group.kill_leader();
+    }
     let status = waiter.join().map_err(|_| std::io::Error::other("lost the child process"))??;
+    // Both streams share one grace: a background process holding them costs it once.
+    let until = Instant::now() + DRAIN_GRACE;
     let finished = Finished {
         status,
-        stdout: stdout.map(|s| s.finish("stdout")).unwrap_or_default(),
-        stderr: stderr.map(|s| s.finish("stderr")).unwrap_or_default(),
+        stdout: stdout.map(|s| s.finish("stdout", until)).unwrap_or_default(),
+        stderr: stderr.map(|s| s.finish("stderr", until)).unwrap_or_default(),
     };
     Ok((finished, timed_out))
 }
 
 /// A stream being read on its own thread into a capped buffer.
 struct StreamReader {
-    rx: mpsc::Receiver<(Vec<u8>, u64)>,
+    read: Arc<Mutex<Kept>>,
+    done: mpsc::Receiver<()>,
 }
 
-fn capture(mut stream: impl Read + Send + 'static) -> StreamReader {
-    let (tx, rx) = mpsc::channel();
+/// What a [`StreamReader`] has read so far: the bytes kept, and how many more were dropped.
+#[derive(Default)]
+struct Kept {
+    kept: Vec<u8>,
+    dropped: u64,
+}
+
+fn capture(mut stream: impl io::Read + Send + 'static) -> StreamReader {
+    let (tx, done) = mpsc::channel();
+    let read = Arc::new(Mutex::new(Kept::default()));
+    let into = Arc::clone(&read);
     thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut dropped: u64 = 0;
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             match stream.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let room = MAX_STREAM_BYTES.saturating_sub(kept.len()).min(n);
-                    kept.extend_from_slice(&buf[..room]);
-                    dropped += (n - room) as u64;
+                    let mut read = lock(&into);
+                    let room = MAX_STREAM_BYTES.saturating_sub(read.kept.len()).min(n);
+                    read.kept.extend_from_slice(&buf[..room]);
+                    read.dropped += (n - room) as u64;
                 }
             }
         }
-        let _ = tx.send((kept, dropped));
+        let _ = tx.send(());
     });
-    StreamReader { rx }
+    StreamReader { read, done }
+}
+
+fn lock(read: &Mutex<Kept>) -> std::sync::MutexGuard<'_, Kept> {
+    read.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl StreamReader {
-    /// The captured text (lossy UTF-8), with a marker when bytes were dropped.
-    fn finish(self, name: &str) -> String {
-        let Ok((kept, dropped)) = self.rx.recv_timeout(DRAIN_GRACE) else {
-            return format!("[{name} not collected: a background process kept it open]");
-        };
-        let mut text = String::from_utf8_lossy(&kept).into_owned();
-        if dropped > 0 {
-            let _ = writeln!(text, "\n[… {dropped} more bytes of {name} dropped: streams are capped at 1 MiB …]");
+    /// The captured text (lossy UTF-8), with a marker when bytes were dropped, waiting for the
+    /// stream's end until `until`. A stream a background process still holds open gives what
+    /// was read by then, and says so.
+    fn finish(self, name: &str, until: Instant) -> String {
+        let ended = self.done.recv_timeout(until.saturating_duration_since(Instant::now())).is_ok();
+        let read = lock(&self.read);
+        let mut text = String::from_utf8_lossy(&read.kept).into_owned();
+        if read.dropped > 0 {
+            let _ =
+                writeln!(text, "\n[… {} more bytes of {name} dropped: streams are capped at 1 MiB …]", read.dropped);
+        }
+        if !ended {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            let _ = write!(text, "[the rest of {name} not collected: a background process kept it open]");
         }
         text
     }

@@ -145,6 +145,40 @@ fn bash_kills_the_whole_process_group_at_its_timeout() {
 }
 
 #[test]
+fn bash_keeps_what_it_read_when_a_background_process_holds_its_output_open() {
+    let env = TestEnv::new();
+    // The detached child leaves the group, so the kill at the end of the call misses it, and
+    // it holds both pipes open for a few seconds more.
+    let code = "r = bash(command=\"echo kept; echo also >&2; python3 -c 'import os, time; os.setsid(); \
+                time.sleep(8)' & echo $! > child.pid; sleep 0.3\")\nprint(repr(r['stdout']), repr(r['stderr']))";
+    let out = env.stdout_of(code);
+    let pid = std::fs::read_to_string(env.workspace().join("child.pid")).unwrap();
+    let _ = std::process::Command::new("kill").arg("-9").arg(pid.trim()).status();
+    assert_eq!(
+        out,
+        "'kept\\n[the rest of stdout not collected: a background process kept it open]' \
+         'also\\n[the rest of stderr not collected: a background process kept it open]'\n"
+    );
+}
+
+#[test]
+fn bash_times_out_a_command_whose_leader_left_its_process_group() {
+    let env = TestEnv::new();
+    // The leader joins codeact's own process group, which the kill of its group cannot reach.
+    let code = "bash(command=\"exec python3 -c 'import os, time; os.setpgid(0, os.getpgid(os.getppid())); \
+                print(\\\"moved\\\", flush=True); time.sleep(60)'\", timeout=3)";
+    let (status, value) = env.run_json(code, &["--timeout", "30"]);
+    assert_eq!(status, 1, "{value}");
+    assert_eq!(
+        (value["error"]["type"].as_str().unwrap(), value["error"]["message"].as_str().unwrap()),
+        (
+            "TimeoutError",
+            "bash() command timed out (timeout=3s); its process group was killed\npartial stdout:\nmoved\n"
+        )
+    );
+}
+
+#[test]
 fn sql_caps_results_at_ten_thousand_rows_with_a_warning() {
     let program = "sql(query='create table t(x)')\nsql(query='with recursive c(n) as (select 1 union all select n+1 from c \
                    where n < 10005) insert into t select n from c')\nlen(sql(query='select x from t'))";
