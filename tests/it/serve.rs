@@ -14,7 +14,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, TestEnv, mcp_python, mcp_script, process_alive};
+use crate::support::{BIN, TestEnv, marked, mcp_python, mcp_script, process_alive};
 
 /// The workspace the programs work on.
 fn workspace() -> TestEnv {
@@ -812,4 +812,44 @@ fn a_dropped_http_clients_program_is_stopped() {
     }
     // The server goes on.
     assert!(post_initialize(&server.url, &[]).contains(" 200 "));
+}
+
+#[test]
+fn a_client_that_leaves_mid_call_leaves_none_of_the_calls_commands_running() {
+    let env = workspace();
+    let mark = env.workspace().display().to_string();
+    let env = env.env("IT_MARK", &mark);
+    let mut child = env
+        .command(&["mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // A command that ignores SIGTERM: the served run must get to kill it before it is killed.
+    let code = "bash(command=\"echo > started; trap '' TERM; sleep 60\")";
+    for message in [
+        initialize(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        tool_call(1, "run", json!({"code": code})),
+    ] {
+        stdin.write_all(format!("{message}\n").as_bytes()).expect("write to the server");
+    }
+    let started = std::time::Instant::now();
+    while !env.workspace().join("started").exists() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the command did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    child.wait().expect("wait for the server");
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while !marked(&mark).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = marked(&mark);
+    for pid in &left {
+        let _ = Command::new("kill").arg("-9").arg(pid).status();
+    }
+    assert_eq!(left, Vec::<String>::new(), "processes outlived the server");
 }

@@ -380,3 +380,18 @@ pub(crate) fn mcp_script(name: &str) -> PathBuf {
 pub(crate) fn mcp_server_time() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv/bin/mcp-server-time")
 }
+
+/// The live processes whose environment holds `IT_MARK=mark`.
+pub(crate) fn marked(mark: &str) -> Vec<String> {
+    let needle = format!("IT_MARK={mark}\0").into_bytes();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .map(|pid| pid.to_string())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.windows(needle.len()).any(|window| window == needle.as_slice())
+        })
+        .filter(|pid| process_alive(pid))
+        .collect()
+}

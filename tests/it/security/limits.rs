@@ -323,21 +323,6 @@ fn control_characters_in_json_output_stay_within_the_output_budget() {
     assert_eq!(value["truncated"], true);
 }
 
-/// The live processes whose environment holds `IT_MARK=mark`.
-fn marked(mark: &str) -> Vec<String> {
-    let needle = format!("IT_MARK={mark}\0").into_bytes();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .map(|pid| pid.to_string())
-        .filter(|pid| {
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            environ.windows(needle.len()).any(|window| window == needle.as_slice())
-        })
-        .filter(|pid| crate::support::process_alive(pid))
-        .collect()
-}
-
 #[test]
 fn a_command_the_program_starts_while_codeact_ends_on_a_signal_is_ended_too() {
     use rustix::process::{Pid, Signal, kill_process};
@@ -364,10 +349,10 @@ fn a_command_the_program_starts_while_codeact_ends_on_a_signal_is_ended_too() {
         kill_process(Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap(), signal).unwrap();
         assert!(!child.wait().unwrap().success());
         let until = Instant::now() + Duration::from_secs(5);
-        while !marked(&mark).is_empty() && Instant::now() < until {
+        while !crate::support::marked(&mark).is_empty() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(50));
         }
-        let left = marked(&mark);
+        let left = crate::support::marked(&mark);
         for pid in &left {
             let _ = kill_process(Pid::from_raw(pid.parse().unwrap()).unwrap(), Signal::KILL);
         }
