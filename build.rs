@@ -24,12 +24,27 @@ fn main() -> Result<(), String> {
     Ok(())
 }
 
-/// The exact version `manifest` pins `name` to (`name = { version = "=x.y.z", … }`).
+/// The exact version `manifest` pins `name` to: written inline (`name = { version = "=x.y.z",
+/// … }`), or in a table of its own (`[dependencies.name]` then `version = "=x.y.z"`), as the
+/// manifest `cargo package` writes has it.
 fn pinned<'a>(manifest: &'a str, name: &str) -> Option<&'a str> {
-    manifest.lines().find_map(|line| {
-        let rest = line.trim_start().strip_prefix(name)?.trim_start().strip_prefix('=')?;
-        let rest = rest.split_once("version")?.1.trim_start().strip_prefix('=')?.trim_start();
-        let version = rest.strip_prefix("\"=")?.split_once('"')?.0;
-        Some(version)
+    let table = format!("dependencies.{name}]");
+    let mut in_table = false;
+    manifest.lines().map(str::trim).find_map(|line| {
+        if line.starts_with('[') {
+            in_table = line.ends_with(&table);
+            return None;
+        }
+        let rest = if in_table {
+            line.strip_prefix("version")?
+        } else {
+            line.strip_prefix(name)?.trim_start().strip_prefix('=')?.split_once("version")?.1
+        };
+        rest.trim_start()
+            .strip_prefix('=')?
+            .trim_start()
+            .strip_prefix("\"=")?
+            .split_once('"')
+            .map(|(version, _)| version)
     })
 }
