@@ -202,14 +202,7 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let dir = StateDir::open(&temp.path().join("state")).unwrap();
         let fifo = dir.file("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
-            0,
-        )
-        .unwrap();
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR).unwrap();
         assert_eq!(dir.read("fifo"), Session::default());
         let target = temp.path().join("target");
         fs::write(&target, "2 0 0").unwrap();

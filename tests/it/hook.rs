@@ -423,8 +423,7 @@ fn a_fifo_in_place_of_the_state_file_does_not_hang_the_hook() {
     let files = state_files(&env);
     assert_eq!(files.len(), 1);
     std::fs::remove_file(&files[0]).unwrap();
-    let mode = rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR;
-    rustix::fs::mknodat(rustix::fs::CWD, &files[0], rustix::fs::FileType::Fifo, mode, 0).unwrap();
+    nix::unistd::mkfifo(&files[0], nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR).unwrap();
     // A blocking open would wait for a writer forever; give up long after any sane run.
     let mut child = env
         .command(&["hook", "pre-tool-use"])

@@ -690,7 +690,7 @@ fn a_programs_bash_cannot_read_the_servers_token() {
         command.stdin(Stdio::null());
         let pipe = env.outside().join("token.pipe");
         if from_file {
-            rustix::fs::mknodat(rustix::fs::CWD, &pipe, rustix::fs::FileType::Fifo, 0o666.into(), 0).expect("mkfifo");
+            nix::unistd::mkfifo(&pipe, nix::sys::stat::Mode::from_bits_truncate(0o666)).expect("mkfifo");
             command.arg("--token-file").arg(&pipe);
         } else {
             command.env("CODEACT_MCP_TOKEN", TOKEN);

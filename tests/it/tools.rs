@@ -199,6 +199,23 @@ fn sql_file_databases_persist_inside_the_workspace() {
 }
 
 #[test]
+fn sql_keeps_its_journals_beside_the_database_in_each_journal_mode() {
+    let env = TestEnv::new().file("data/.keep", "");
+    // A WAL database has its log and shared memory beside it while it is open; a persistent
+    // rollback journal stays beside it after the commit.
+    let program = "sql(query='pragma journal_mode=wal', db_path='data/wal.db')\n\
+                   sql(query='create table t(x); insert into t values (1)', db_path='data/wal.db')\n\
+                   print(sorted(glob(pattern='data/wal.db*')))\n\
+                   sql(query='pragma journal_mode=persist', db_path='data/kept.db')\n\
+                   _ = sql(query='create table t(x); insert into t values (2)', db_path='data/kept.db')";
+    assert_eq!(env.stdout_of(program), "['data/wal.db', 'data/wal.db-shm', 'data/wal.db-wal']\n");
+    assert!(env.workspace().join("data/kept.db-journal").is_file());
+    let program = "print(sql(query='select x from t', db_path='data/wal.db'), \
+                   sql(query='select x from t', db_path='data/kept.db'))";
+    assert_eq!(env.stdout_of(program), "[{'x': 1}] [{'x': 2}]\n");
+}
+
+#[test]
 fn sql_opens_a_database_whose_real_name_is_not_utf8() {
     use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
     let env = TestEnv::new();

@@ -1,44 +1,32 @@
 //! Opening a `SQLite` database through a directory held open beneath the workspace.
 //!
-//! The database is named `/proc/self/fd/<dir>/<name>`: the kernel resolves the descriptor to
-//! the directory itself, not to whatever path names it now, and `SQLite` opens the journal, WAL
-//! and shared-memory files beside it by appending to that name. `SQLite`'s own unix VFS would
-//! resolve the `/proc` link to the directory's current path first (its full-pathname step
-//! follows every symlink), which would bring the path race back, so the connection uses a VFS
-//! that is the default one in every respect but that: names under `/proc/self/fd/` are kept as
-//! they are. This needs Linux's `/proc`; elsewhere a file database does not open.
+//! The database is named `/codeact-held/<dir>/<name>` ([`held`]): `SQLite`'s system calls
+//! resolve such a name as `<name>` in the held directory itself, not in whatever path names it
+//! now, and the journal, WAL and shared-memory files beside it, which `SQLite` names by appending
+//! to the database's name, resolve the same way. `SQLite`'s own unix VFS would turn the name into
+//! a full path first (its full-pathname step resolves every component), so the connection uses a
+//! VFS that is the default one in every respect but that: held names are kept as they are.
 
-use std::ffi::{CStr, OsStr, OsString, c_char, c_int};
+use std::ffi::{CStr, OsStr, c_char, c_int};
 use std::sync::OnceLock;
 
-use cap_std::fs::Dir;
 use rusqlite::{Connection, OpenFlags, ffi};
+
+use super::held::{self, HeldDir, PREFIX};
 
 /// The name the VFS is registered under.
 const NAME: &CStr = c"codeact-beneath";
-
-/// The prefix of names opened through a descriptor.
-const FD_PREFIX: &[u8] = b"/proc/self/fd/";
 
 /// The default VFS's full-pathname function, which every other name is handed to.
 type FullPathname = unsafe extern "C" fn(*mut ffi::sqlite3_vfs, *const c_char, c_int, *mut c_char) -> c_int;
 
 static DEFAULT_FULL_PATHNAME: OnceLock<Result<FullPathname, String>> = OnceLock::new();
 
-/// Whether this system names open files under `/proc/self/fd`.
-#[must_use]
-pub(super) fn available() -> bool {
-    std::path::Path::new("/proc/self/fd").is_dir()
-}
-
-/// Opens `name` in `dir` (read-write, created when missing, the last component never a symlink).
-pub(super) fn open(dir: &Dir, name: &OsStr) -> rusqlite::Result<Connection> {
+/// Opens `name` in `dir` (read-write, created when missing, never through a symlink).
+pub(super) fn open(dir: &HeldDir, name: &OsStr) -> rusqlite::Result<Connection> {
     register()
         .map_err(|message| rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_ERROR), Some(message.clone())))?;
-    // The name's own bytes, whatever they are: a lossy conversion would name another file.
-    let mut path = OsString::from(format!("/proc/self/fd/{}/", std::os::fd::AsRawFd::as_raw_fd(dir)));
-    path.push(name);
-    Connection::open_with_flags_and_vfs(path, OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW, NAME)
+    Connection::open_with_flags_and_vfs(dir.name(name), OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW, NAME)
 }
 
 /// Registers the VFS once per process.
@@ -58,6 +46,7 @@ fn register_vfs() -> Result<FullPathname, String> {
     // changes only while a VFS is registered, which nothing else in codeact does, and this runs
     // once (in a `OnceLock`).
     let mut vfs = unsafe { *default };
+    held::install(default)?;
     let full_pathname = vfs.xFullPathname.ok_or("SQLite's default VFS has no full-pathname function")?;
     vfs.zName = NAME.as_ptr();
     vfs.pNext = std::ptr::null_mut();
@@ -70,8 +59,7 @@ fn register_vfs() -> Result<FullPathname, String> {
     if rc == ffi::SQLITE_OK { Ok(full_pathname) } else { Err(format!("registering SQLite's VFS failed ({rc})")) }
 }
 
-/// `xFullPathname`: a name under `/proc/self/fd/` is copied as it is; any other goes to the
-/// default VFS.
+/// `xFullPathname`: a held name is copied as it is; any other goes to the default VFS.
 #[expect(unsafe_code, reason = "a SQLite VFS method is a C callback")]
 unsafe extern "C" fn keep_descriptor_names(
     vfs: *mut ffi::sqlite3_vfs,
@@ -81,7 +69,7 @@ unsafe extern "C" fn keep_descriptor_names(
 ) -> c_int {
     // SAFETY: SQLite passes a NUL-terminated name.
     let bytes = unsafe { CStr::from_ptr(name) }.to_bytes_with_nul();
-    if bytes.starts_with(FD_PREFIX) {
+    if bytes.starts_with(PREFIX) {
         if usize::try_from(out_len).is_ok_and(|room| bytes.len() <= room) {
             // SAFETY: `out` has room for `out_len` bytes (SQLite's contract), checked above to
             // hold the name and its NUL; the two buffers are SQLite's and do not overlap.

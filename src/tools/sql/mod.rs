@@ -7,11 +7,15 @@
 //!
 //! A file database is opened through its directory, itself opened beneath the workspace root
 //! and held open for as long as the connection: `SQLite` names the database and the journals
-//! beside it as `/proc/self/fd/<directory>/<name>` ([`beneath`]), so no directory on the way
-//! can be swapped for a symlink between the check and the open, and the last component is
-//! opened with `O_NOFOLLOW`.
+//! beside it as `/codeact-held/<directory>/<name>`, which its system calls resolve in that
+//! directory ([`held`], [`beneath`]), so no directory on the way can be swapped for a symlink
+//! between the check and the open, and no file is opened through a symlink. This holds on every
+//! Unix; elsewhere a file database does not open yet.
 
+#[cfg(unix)]
 mod beneath;
+#[cfg(unix)]
+mod held;
 mod memory;
 mod open;
 mod query;

@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 
-use cap_std::fs::Dir;
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
@@ -31,7 +30,8 @@ pub(crate) struct Databases {
 #[derive(Debug)]
 pub(super) struct Database {
     pub(super) connection: Connection,
-    pub(super) _dir: Dir,
+    #[cfg(unix)]
+    pub(super) _dir: super::held::HeldDir,
 }
 
 /// Resolves a database path inside the workspace to its directory (symlinks resolved inside the
@@ -59,6 +59,32 @@ pub(super) fn database_file(ws: &Workspace, db_path: &str) -> Result<(Confined, 
     check_writable(ws, &rel, &real, db_path)?;
     let name = real.as_path().file_name().ok_or_else(|| no_file(db_path))?.to_os_string();
     Ok((real.parent(), name))
+}
+
+/// Opens the database `name` in `dir`, through the directory held open ([`super::held`]).
+#[cfg(unix)]
+pub(super) fn open_file(
+    ws: &Workspace,
+    dir: &Confined,
+    name: &std::ffi::OsStr,
+    shown: &str,
+    max_memory: usize,
+) -> Result<Database, ToolError> {
+    let held = super::held::HeldDir::new(ws.open_dir(dir)?);
+    let connection = authorized(super::beneath::open(&held, name), shown, max_memory)?;
+    Ok(Database { connection, _dir: held })
+}
+
+/// A file database needs a directory held open, which is done on Unix only for now.
+#[cfg(not(unix))]
+pub(super) fn open_file(
+    _ws: &Workspace,
+    _dir: &Confined,
+    _name: &std::ffi::OsStr,
+    _shown: &str,
+    _max_memory: usize,
+) -> Result<Database, ToolError> {
+    Err(ToolError::new(ErrorKind::Os, "sql() cannot open file databases on this system yet; use db_path=':memory:'"))
 }
 
 /// Refuses a database, or a file `SQLite` would make beside it, on a write-protected path.

@@ -8,8 +8,7 @@ use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, Statement};
 
-use super::beneath;
-use super::open::{Database, MEMORY, authorized, database_file, no_file};
+use super::open::{MEMORY, authorized, database_file, no_file, open_file};
 use crate::limits::format_size;
 use crate::tools::args::Args;
 use crate::tools::context::ToolContext;
@@ -51,21 +50,12 @@ fn sql(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
             slot @ None => slot.insert(authorized(Connection::open_in_memory(), db_path, max_memory)?),
         }
     } else {
-        if !beneath::available() {
-            return Err(ToolError::new(
-                ErrorKind::Os,
-                "sql() cannot open file databases here: they are opened through /proc/self/fd, which this \
-                 system lacks; use db_path=':memory:'",
-            ));
-        }
         let (dir, name) = database_file(&ctx.workspace, db_path)?;
         let key = dir.join(std::path::Path::new(&name)).ok_or_else(|| no_file(db_path))?;
         match ctx.databases.files.entry(key) {
             std::collections::hash_map::Entry::Occupied(slot) => &mut slot.into_mut().connection,
             std::collections::hash_map::Entry::Vacant(slot) => {
-                let opened = ctx.workspace.open_dir(&dir)?;
-                let connection = authorized(beneath::open(&opened, &name), db_path, max_memory)?;
-                &mut slot.insert(Database { connection, _dir: opened }).connection
+                &mut slot.insert(open_file(&ctx.workspace, &dir, &name, db_path, max_memory)?).connection
             }
         }
     };

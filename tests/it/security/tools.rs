@@ -315,6 +315,37 @@ fn sql_under_a_directory_symlink_swap_creates_nothing_outside() {
 }
 
 #[test]
+fn sql_writes_no_journal_through_a_symlink_beside_the_database() {
+    // Each file SQLite makes beside a database, planted as a link to a file outside, beside a
+    // new database and beside one that exists (which SQLite reads its journals for).
+    for (suffix, mode) in [("-journal", "persist"), ("-journal", "delete"), ("-wal", "wal"), ("-shm", "wal")] {
+        for existing in [false, true] {
+            let env = env().outside_file("victim", "untouched");
+            let victim = env.outside().join("victim");
+            if existing {
+                let program = format!(
+                    "sql(query='pragma journal_mode={mode}', db_path='app.db')\n\
+                     _ = sql(query='create table t(x)', db_path='app.db')"
+                );
+                env.stdout_of(&program);
+                let _ = std::fs::remove_file(env.workspace().join(format!("app.db{suffix}")));
+            }
+            let env = env.symlink(&victim, &format!("app.db{suffix}"));
+            let program = format!(
+                "try:\n    sql(query='pragma journal_mode={mode}', db_path='app.db')\n    \
+                 sql(query='create table if not exists t(x); insert into t values (1)', db_path='app.db')\n    \
+                 print('wrote')\nexcept Exception as exc:\n    print('refused', exc)"
+            );
+            let before = files_under(&env.outside());
+            let out = env.run(&["run"], &program);
+            let case = format!("{suffix} {mode}, existing {existing}: {}{}", out.stdout, out.stderr);
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched", "{case}");
+            assert_eq!(files_under(&env.outside()), before, "{case}");
+        }
+    }
+}
+
+#[test]
 fn glob_under_a_directory_symlink_swap_lists_nothing_outside() {
     let env = race_env();
     let stop = Arc::new(AtomicBool::new(false));
