@@ -19,7 +19,8 @@ use crate::tools::{ToolContext, github};
 pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     if args.mcp_result {
         // A run of `codeact mcp serve` ends with the server, even one killed outright: SIGTERM
-        // ends the commands and servers it started too.
+        // ends the commands and servers it started too. Elsewhere (and here too) the run ends
+        // when the server's end of its stdin closes (`serve::handoff`).
         #[cfg(target_os = "linux")]
         let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
     }
@@ -84,6 +85,12 @@ fn read_program(args: &RunArgs) -> Result<String> {
             .map_err(|_| usage(format!("program `{}` is not UTF-8 text", path.display())).into());
     }
     let stdin = std::io::stdin();
+    if args.mcp_result {
+        let program = super::serve::handoff::read_program(&mut stdin.lock())
+            .map_err(|err| usage(format!("failed to read the program the server handed over: {err}")))?;
+        super::serve::handoff::end_with_the_server(stdin);
+        return String::from_utf8(program).map_err(|_| usage("the program is not UTF-8 text".into()).into());
+    }
     if args.stdin.is_none() && stdin.is_terminal() {
         return Err(UsageError {
             message: "no program given: pass --code CODE, --file PATH, or the program on stdin".into(),

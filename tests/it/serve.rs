@@ -853,3 +853,99 @@ fn a_client_that_leaves_mid_call_leaves_none_of_the_calls_commands_running() {
     }
     assert_eq!(left, Vec::<String>::new(), "processes outlived the server");
 }
+
+/// Waits until no process marked `mark` runs (a generous while), kills any left, and fails
+/// naming them.
+fn assert_none_left(mark: &str, what: &str) {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !marked(mark).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = marked(mark);
+    for pid in &left {
+        let _ = Command::new("kill").arg("-9").arg(pid).status();
+    }
+    assert_eq!(left, Vec::<String>::new(), "{what}");
+}
+
+/// Waits for the file `started` that a program's command writes.
+fn wait_for_started(env: &TestEnv) {
+    let started = std::time::Instant::now();
+    while !env.workspace().join("started").exists() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the command did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_run_whose_server_is_killed_outright_ends_with_its_commands() {
+    let env = workspace();
+    let mark = env.workspace().display().to_string();
+    let env = env.env("IT_MARK", &mark);
+    let mut child = env
+        .command(&["mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let code = "bash(command='echo > started; sleep 60')";
+    for message in [
+        initialize(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        tool_call(1, "run", json!({"code": code})),
+    ] {
+        stdin.write_all(format!("{message}\n").as_bytes()).expect("write to the server");
+    }
+    wait_for_started(&env);
+    // SIGKILL: the server ends nothing itself.
+    child.kill().expect("kill the server");
+    child.wait().expect("wait for the server");
+    assert_none_left(&mark, "the run or its command outlived the server");
+}
+
+/// The server's end of a run's stdin closing is what ends the run on every system (the
+/// parent-death signal is Linux's only): here the test holds that end, and lives on.
+#[test]
+fn a_served_run_ends_with_its_commands_when_the_server_end_of_its_stdin_closes() {
+    let env = workspace();
+    let mark = env.workspace().display().to_string();
+    let env = env.env("IT_MARK", &mark);
+    let mut run = env
+        .command(&["run", "--mcp-result", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the run");
+    let mut stdin = run.stdin.take().expect("stdin");
+    let code = "bash(command='echo > started; sleep 60')";
+    stdin.write_all(format!("{}\n{code}", code.len()).as_bytes()).expect("hand over the program");
+    wait_for_started(&env);
+    assert!(run.try_wait().expect("the run's status").is_none(), "the run ended while its stdin was open");
+    drop(stdin);
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while run.try_wait().expect("the run's status").is_none() {
+        assert!(std::time::Instant::now() < until, "the run did not end when its stdin closed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_none_left(&mark, "the run's command outlived it");
+}
+
+#[test]
+fn a_served_run_refuses_a_program_handed_over_without_its_length() {
+    let env = workspace();
+    let mut run = env
+        .command(&["run", "--mcp-result", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the run");
+    run.stdin.take().expect("stdin").write_all(b"print('ran')").expect("write");
+    let out = run.wait_with_output().expect("wait for the run");
+    assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ran"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the program's length is missing"), "{out:?}");
+}

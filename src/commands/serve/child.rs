@@ -1,4 +1,5 @@
-//! One `run` call: a `codeact run --mcp-result` process of its own, fed the program on stdin.
+//! One `run` call: a `codeact run --mcp-result` process of its own, handed the program on stdin
+//! ([`super::handoff`]).
 //!
 //! A process per call is what makes calls independent: the run's limits (the watchdog that ends
 //! a run past its deadline, the memory ceiling of its interpreter), its tool-call budget, its
@@ -90,10 +91,12 @@ pub(crate) async fn run(
     else {
         return Err(Failed::NoReport("the run's pipes could not be opened".into()));
     };
-    let code = code.to_owned();
-    // A program larger than the pipe's buffer is written while the run reads it.
+    let framed = super::handoff::frame(code);
+    // A program larger than the pipe's buffer is written while the run reads it; the pipe then
+    // stays open until the run has ended, which tells it that the server still runs.
     let feed = tokio::spawn(async move {
-        let _ = stdin.write_all(code.as_bytes()).await;
+        let _ = stdin.write_all(&framed).await;
+        stdin
     });
     let max_report = launch.max_report;
     let report = tokio::spawn(async move { read_bounded(stdout, max_report).await });

@@ -18,6 +18,7 @@
 
 mod broad;
 mod child;
+pub(super) mod handoff;
 mod http;
 mod server;
 mod tools;

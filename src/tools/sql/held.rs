@@ -117,7 +117,7 @@ pub(super) fn install(vfs: *mut ffi::sqlite3_vfs) -> Result<(), String> {
     // SAFETY: `vfs` is SQLite's default VFS, which lives for the process.
     let vfs_ref = unsafe { &*vfs };
     let name = if vfs_ref.zName.is_null() {
-        Default::default()
+        std::borrow::Cow::default()
     } else {
         // SAFETY: a registered VFS's name is a NUL-terminated string it keeps.
         unsafe { CStr::from_ptr(vfs_ref.zName) }.to_string_lossy()
@@ -133,9 +133,8 @@ pub(super) fn install(vfs: *mut ffi::sqlite3_vfs) -> Result<(), String> {
         unsafe { get(vfs, call.as_ptr()) }
             .ok_or_else(|| format!("SQLite's VFS has no `{}` system call", call.to_string_lossy()))
     };
-    // SAFETY (every transmute): SQLite keeps each system call as a generic function pointer;
-    // its real type is the one SQLite calls it with (`osOpen`, `osStat`… in its source), which
-    // these aliases spell.
+    // SAFETY: SQLite keeps each system call as a generic function pointer; its real type is the
+    // one SQLite calls it with (`osOpen`, `osStat`… in its source), which these aliases spell.
     let originals = unsafe {
         Originals {
             open: std::mem::transmute::<unsafe extern "C" fn(), Open>(original(c"open")?),
@@ -151,7 +150,7 @@ pub(super) fn install(vfs: *mut ffi::sqlite3_vfs) -> Result<(), String> {
     if ORIGINALS.set(originals).is_err() {
         return Err("SQLite's system calls were already replaced".into());
     }
-    // SAFETY (every transmute): the replacements have the types of the calls they replace.
+    // SAFETY: each replacement has the type of the call it replaces (see above).
     let replacements = unsafe {
         [
             (c"open", std::mem::transmute::<Open, unsafe extern "C" fn()>(open)),
@@ -175,26 +174,22 @@ pub(super) fn install(vfs: *mut ffi::sqlite3_vfs) -> Result<(), String> {
     Ok(())
 }
 
-/// The system calls `SQLite` had; they are set before any replacement is.
-fn originals() -> &'static Originals {
-    ORIGINALS.get().expect("the original system calls are kept before they are replaced")
-}
-
-/// Runs `held` for a held name, or `other` for any other.
+/// Runs `held` for a held name, or `other`, with the calls `SQLite` had, for any other.
 ///
 /// # Safety
 /// `name` is NUL-terminated, as `SQLite` passes it.
 #[expect(unsafe_code, reason = "reads a C string SQLite passes")]
 unsafe fn dispatch<T>(
     name: *const c_char,
-    other: impl FnOnce() -> T,
+    other: impl FnOnce(&Originals) -> T,
     held: impl FnOnce(Target<'_>) -> T,
     failed: impl FnOnce(c_int) -> T,
 ) -> T {
     // SAFETY: see the function's contract.
     let name = unsafe { CStr::from_ptr(name) };
     match resolve(name) {
-        None => other(),
+        // The originals are kept before any replacement is made.
+        None => ORIGINALS.get().map_or_else(|| failed(libc::ENOSYS), other),
         Some(Ok(target)) => held(target),
         Some(Err(errno)) => failed(errno),
     }
@@ -205,11 +200,11 @@ unsafe fn dispatch<T>(
 unsafe extern "C" fn open(name: *const c_char, flags: c_int, mode: c_int) -> c_int {
     let held_flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     let held_mode = libc::c_uint::try_from(mode).unwrap_or_default();
-    // SAFETY (each call): SQLite's name and arguments; the directory is held, so open.
+    // SAFETY: SQLite's name and arguments; the directory is held, so open.
     unsafe {
         dispatch(
             name,
-            || (originals().open)(name, flags, mode),
+            |originals| (originals.open)(name, flags, mode),
             |target| match target {
                 Target::Dir(_) if flags & (libc::O_CREAT | libc::O_WRONLY | libc::O_RDWR) != 0 => fail(libc::EISDIR),
                 Target::Dir(fd) => libc::openat(fd, c".".as_ptr(), held_flags, held_mode),
@@ -223,11 +218,11 @@ unsafe extern "C" fn open(name: *const c_char, flags: c_int, mode: c_int) -> c_i
 /// `access`: whether a held entry, never a symlink, allows `mode`.
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn access(name: *const c_char, mode: c_int) -> c_int {
-    // SAFETY (each call): SQLite's name and arguments; the directory is held, so open.
+    // SAFETY: SQLite's name and arguments; the directory is held, so open.
     unsafe {
         dispatch(
             name,
-            || (originals().access)(name, mode),
+            |originals| (originals.access)(name, mode),
             |target| {
                 let (fd, file) = at(target);
                 let mut stat = std::mem::zeroed::<libc::stat>();
@@ -248,24 +243,24 @@ unsafe extern "C" fn access(name: *const c_char, mode: c_int) -> c_int {
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn stat(name: *const c_char, out: *mut libc::stat) -> c_int {
     // SAFETY: SQLite's name and buffer.
-    unsafe { dispatch(name, || (originals().stat)(name, out), |target| stat_at(target, out), fail) }
+    unsafe { dispatch(name, |originals| (originals.stat)(name, out), |target| stat_at(target, out), fail) }
 }
 
 /// `lstat`: as [`stat`].
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn lstat(name: *const c_char, out: *mut libc::stat) -> c_int {
     // SAFETY: SQLite's name and buffer.
-    unsafe { dispatch(name, || (originals().lstat)(name, out), |target| stat_at(target, out), fail) }
+    unsafe { dispatch(name, |originals| (originals.lstat)(name, out), |target| stat_at(target, out), fail) }
 }
 
 /// `unlink`: removes a held entry.
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn unlink(name: *const c_char) -> c_int {
-    // SAFETY (each call): SQLite's name; the directory is held, so open.
+    // SAFETY: SQLite's name; the directory is held, so open.
     unsafe {
         dispatch(
             name,
-            || (originals().unlink)(name),
+            |originals| (originals.unlink)(name),
             |target| match target {
                 Target::Dir(_) => fail(libc::EISDIR),
                 Target::File(fd, file) => libc::unlinkat(fd, file.as_ptr(), 0),
@@ -278,11 +273,11 @@ unsafe extern "C" fn unlink(name: *const c_char) -> c_int {
 /// `mkdir`: a directory in a held one (`SQLite`'s dot-file locking).
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn mkdir(name: *const c_char, mode: libc::mode_t) -> c_int {
-    // SAFETY (each call): SQLite's name and mode; the directory is held, so open.
+    // SAFETY: SQLite's name and mode; the directory is held, so open.
     unsafe {
         dispatch(
             name,
-            || (originals().mkdir)(name, mode),
+            |originals| (originals.mkdir)(name, mode),
             |target| match target {
                 Target::Dir(_) => fail(libc::EEXIST),
                 Target::File(fd, file) => libc::mkdirat(fd, file.as_ptr(), mode),
@@ -295,11 +290,11 @@ unsafe extern "C" fn mkdir(name: *const c_char, mode: libc::mode_t) -> c_int {
 /// `rmdir`: removes a directory in a held one.
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn rmdir(name: *const c_char) -> c_int {
-    // SAFETY (each call): SQLite's name; the directory is held, so open.
+    // SAFETY: SQLite's name; the directory is held, so open.
     unsafe {
         dispatch(
             name,
-            || (originals().rmdir)(name),
+            |originals| (originals.rmdir)(name),
             |target| match target {
                 Target::Dir(_) => fail(libc::EBUSY),
                 Target::File(fd, file) => libc::unlinkat(fd, file.as_ptr(), libc::AT_REMOVEDIR),
@@ -312,11 +307,11 @@ unsafe extern "C" fn rmdir(name: *const c_char) -> c_int {
 /// `readlink`: a held entry's link text.
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn readlink(name: *const c_char, out: *mut c_char, len: libc::size_t) -> libc::ssize_t {
-    // SAFETY (each call): SQLite's name and buffer; the directory is held, so open.
+    // SAFETY: SQLite's name and buffer; the directory is held, so open.
     unsafe {
         dispatch(
             name,
-            || (originals().readlink)(name, out, len),
+            |originals| (originals.readlink)(name, out, len),
             |target| {
                 let (fd, file) = at(target);
                 libc::readlinkat(fd, file, out, len)
