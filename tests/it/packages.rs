@@ -63,11 +63,20 @@ fn make_executable(path: &Path) {
 
 /// npm's name for this machine's platform package.
 fn npm_platform() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "linux-x64",
-        "aarch64" => "linux-arm64",
-        other => panic!("no npm platform package for {other}"),
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => "linux-x64",
+        ("linux", "aarch64") => "linux-arm64",
+        ("macos", "x86_64") => "darwin-x64",
+        ("macos", "aarch64") => "darwin-arm64",
+        (os, arch) => panic!("no npm platform package for {os} {arch}"),
     }
+}
+
+/// The name of the binary the launcher runs from beside itself on this machine:
+/// `codeact-<os>-<arch>`, with the system as `uname -s` says it and the architecture as Rust does.
+fn beside_name() -> String {
+    let os = if cfg!(target_os = "macos") { "darwin" } else { std::env::consts::OS };
+    format!("codeact-{os}-{}", std::env::consts::ARCH)
 }
 
 #[test]
@@ -210,7 +219,7 @@ fn a_launcher_run_by_name_or_by_another_copy_of_itself_runs_no_copy_again() {
     launch(&env, &path, &["hook", "pre-tool-use"]).code(0).stdout("").stderr("");
     // `sh -s` reads the launcher from stdin: it has no folder, so the project's
     // `codeact-<os>-<arch>` is no binary of its.
-    fake_codeact(&env.workspace().join(format!("codeact-linux-{}", std::env::consts::ARCH)), "the project's own");
+    fake_codeact(&env.workspace().join(beside_name()), "the project's own");
     let script = std::fs::File::open(plugin_launcher()).unwrap();
     let out = output(shell(&env, &env.path()).args(["-s", "hook", "pre-tool-use"]).stdin(script));
     out.code(0).stdout("").stderr("");
@@ -228,8 +237,36 @@ fn a_binary_next_to_the_launcher_named_for_this_machine_comes_before_path() {
     // One for another machine is passed over.
     fake_codeact(&launcher.with_file_name("codeact-plan9-mips"), "another machine's");
     run().code(0).stdout("venv: --version\n");
-    fake_codeact(&launcher.with_file_name(format!("codeact-linux-{}", std::env::consts::ARCH)), "beside");
+    fake_codeact(&launcher.with_file_name(beside_name()), "beside");
     run().code(0).stdout("beside: --version\n");
+}
+
+#[test]
+fn the_binary_beside_the_launcher_is_named_by_the_system_and_rusts_name_for_its_architecture() {
+    // What `uname -sm` says on each machine codeact ships for, and the binary it picks.
+    for (uname, name) in [
+        ("Linux x86_64", "codeact-linux-x86_64"),
+        ("Linux aarch64", "codeact-linux-aarch64"),
+        ("Darwin x86_64", "codeact-darwin-x86_64"),
+        ("Darwin arm64", "codeact-darwin-aarch64"),
+    ] {
+        let env = TestEnv::new();
+        let launcher = env.root().join("plugin/bin/codeact");
+        copy_launcher(&launcher);
+        let tools = env.root().join("system-bin");
+        std::fs::create_dir_all(&tools).unwrap();
+        std::fs::write(tools.join("uname"), format!("#!/bin/sh\necho '{uname}'\n")).unwrap();
+        make_executable(&tools.join("uname"));
+        for other in ["codeact-linux-x86_64", "codeact-linux-aarch64", "codeact-darwin-x86_64", "codeact-darwin-arm64"] {
+            if other != name {
+                fake_codeact(&launcher.with_file_name(other), "another machine's");
+            }
+        }
+        fake_codeact(&launcher.with_file_name(name), "beside");
+        let path = format!("{}:{}", tools.display(), env.path());
+        let out = output(shell(&env, &path).arg(&launcher).arg("--version"));
+        out.code(0).stdout("beside: --version\n");
+    }
 }
 
 #[test]
@@ -349,6 +386,8 @@ fn every_manifest_carries_the_crates_version() {
         ("npm/codeact/package.json", "/version"),
         ("npm/codeact/package.json", "/optionalDependencies/@codeact~1linux-x64"),
         ("npm/codeact/package.json", "/optionalDependencies/@codeact~1linux-arm64"),
+        ("npm/codeact/package.json", "/optionalDependencies/@codeact~1darwin-x64"),
+        ("npm/codeact/package.json", "/optionalDependencies/@codeact~1darwin-arm64"),
     ] {
         assert_eq!(json_file(&repo().join(file)).pointer(pointer), Some(&Value::from(VERSION)), "{file} {pointer}");
     }

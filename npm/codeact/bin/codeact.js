@@ -11,6 +11,8 @@ const path = require("node:path");
 const PACKAGES = {
   "linux-x64": "@codeact/linux-x64",
   "linux-arm64": "@codeact/linux-arm64",
+  "darwin-x64": "@codeact/darwin-x64",
+  "darwin-arm64": "@codeact/darwin-arm64",
 };
 
 function fail(message) {
