@@ -122,9 +122,18 @@ mod tests {
     }
 
     /// Whether `pid` runs (a zombie, killed and not yet reaped, does not).
+    #[cfg(target_os = "linux")]
     fn running(pid: &str) -> bool {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|state| state != "Z")
+    }
+
+    /// Whether `pid` runs (a zombie, killed and not yet reaped, does not), as `ps` shows it
+    /// where there is no `/proc`.
+    #[cfg(not(target_os = "linux"))]
+    fn running(pid: &str) -> bool {
+        let out = Command::new("/bin/ps").args(["-o", "stat=", "-p", pid]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().get(..1).is_some_and(|state| state != "Z")
     }
 
     /// Whether `pid` stops running within a generous while.

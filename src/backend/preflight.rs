@@ -11,7 +11,9 @@ pub(crate) const NOT_COMPILED_REASON: &str = "it is not compiled into this build
 
 /// What a build without `backend` says when asked for it.
 pub(crate) fn not_compiled(backend: Choice) -> String {
-    format!("the `{}` backend is not available: {NOT_COMPILED_REASON}", backend.name())
+    let reason =
+        if backend == Choice::Hyperlight { hyperlight::missing_reason() } else { NOT_COMPILED_REASON.to_owned() };
+    format!("the `{}` backend is not available: {reason}", backend.name())
 }
 
 /// One backend's availability here, for `detect`.
@@ -124,7 +126,7 @@ fn hyperlight_checks() -> Vec<Check> {
         } else {
             not_compiled(Choice::Hyperlight)
         },
-        fix: (!hyperlight::COMPILED_IN).then(|| hyperlight::BUILD_IT.to_owned()),
+        fix: (!hyperlight::COMPILED_IN).then(hyperlight::missing_fix),
     }];
     if !hyperlight::COMPILED_IN {
         return checks;
@@ -186,8 +188,12 @@ mod tests {
     #[test]
     fn a_backend_not_compiled_in_says_so_in_one_phrasing() {
         assert_eq!(
+            not_compiled(Choice::Wasm),
+            "the `wasm` backend is not available: it is not compiled into this build of codeact"
+        );
+        assert_eq!(
             not_compiled(Choice::Hyperlight),
-            "the `hyperlight` backend is not available: it is not compiled into this build of codeact"
+            format!("the `hyperlight` backend is not available: {}", hyperlight::missing_reason())
         );
         if !wasm::COMPILED_IN {
             let check = wasm_checks().remove(0);

@@ -121,10 +121,7 @@ fn hyperlight_ready_with(
     let unavailable =
         |reason: String, hint: String| BackendUnavailable { choice: Choice::Hyperlight, reason, hint: Hint(hint) };
     if !hyperlight::COMPILED_IN {
-        return Err(unavailable(
-            hyperlight::NOT_COMPILED_REASON.into(),
-            format!("{}, or use `--backend wasm` (full CPython, no hypervisor)", hyperlight::BUILD_IT),
-        ));
+        return Err(unavailable(hyperlight::missing_reason(), hyperlight::missing_fix()));
     }
     // Typed all the way: the hooks ask this before every tool call, and an `anyhow` error would
     // capture a backtrace where `RUST_BACKTRACE` is set (about 10 ms in a static build).

@@ -127,7 +127,7 @@ fn status(args: &JsonArgs) -> Result<u8> {
                 hyperlight::HYPERLIGHT_VERSION
             )
         } else {
-            "not compiled into this build".to_owned()
+            hyperlight::missing_reason()
         }
     );
     output::text(&text)?;

@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde_json::{Value as Json, json};
 
 use crate::limits::format_size;
+use crate::spawn::{Group, Spawn as _};
 use crate::tools::{ErrorKind, ToolError, Value};
 use crate::{env, program};
 
@@ -144,6 +145,9 @@ impl DropIns {
 /// A running worker.
 struct Worker {
     child: Child,
+    /// The worker's process group: what a drop-in starts is ended with it, and with the run if
+    /// codeact is stopped early ([`crate::reap`]).
+    group: Group,
     stdin: ChildStdin,
     answers: Receiver<Answer>,
 }
@@ -172,12 +176,12 @@ impl Worker {
             .current_dir("/")
             .env_clear()
             .envs(env::inherited(Some(workspace)));
-        let mut child = command
+        let (mut child, group) = command
             .env(WORKSPACE_VAR, workspace)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .spawn()
+            .spawn_in_group()
             .map_err(|e| ToolError::new(ErrorKind::Os, format!("could not start python3 for the Python tools: {e}")))?;
         let mut stdin = child.stdin.take().ok_or_else(|| ToolError::runtime("the Python worker has no stdin"))?;
         let load: Vec<(&Path, &str)> = files.iter().map(|file| (file.path.as_path(), file.text.as_str())).collect();
@@ -186,7 +190,7 @@ impl Worker {
         let stdout = child.stdout.take().ok_or_else(|| ToolError::runtime("the Python worker has no stdout"))?;
         let (tx, answers) = mpsc::channel();
         std::thread::spawn(move || read_answers(stdout, max_answer, &tx));
-        Ok(Self { child, stdin, answers })
+        Ok(Self { child, group, stdin, answers })
     }
 
     /// Sends one request and waits for its answer.
@@ -281,7 +285,9 @@ fn cost(text: &[u8]) -> usize {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        self.group.kill();
+        // A worker that left its group is not waited for forever.
+        self.group.kill_leader();
         let _ = self.child.wait();
     }
 }

@@ -257,7 +257,8 @@ fn the_binary_beside_the_launcher_is_named_by_the_system_and_rusts_name_for_its_
         std::fs::create_dir_all(&tools).unwrap();
         std::fs::write(tools.join("uname"), format!("#!/bin/sh\necho '{uname}'\n")).unwrap();
         make_executable(&tools.join("uname"));
-        for other in ["codeact-linux-x86_64", "codeact-linux-aarch64", "codeact-darwin-x86_64", "codeact-darwin-arm64"] {
+        for other in ["codeact-linux-x86_64", "codeact-linux-aarch64", "codeact-darwin-x86_64", "codeact-darwin-arm64"]
+        {
             if other != name {
                 fake_codeact(&launcher.with_file_name(other), "another machine's");
             }

@@ -647,6 +647,7 @@ fn open_session(url: &str, headers: &[(&str, &str)]) -> String {
 }
 
 /// Runs `code` with `timeout` in a new session of the server at `url`; returns its result.
+#[cfg_attr(not(target_os = "linux"), expect(dead_code, reason = "the token tests that use it are Linux's"))]
 fn http_run(url: &str, headers: &[(&str, &str)], code: &str) -> Value {
     let session = open_session(url, headers);
     let mut with_session = headers.to_vec();
@@ -659,6 +660,7 @@ fn http_run(url: &str, headers: &[(&str, &str)], code: &str) -> Value {
 /// On a machine where the tests run as root, who may read every process, runs `command` as
 /// another user (and lets that user into the test's folders), so that what the user's own
 /// processes may read of it is what is tested.
+#[cfg_attr(not(target_os = "linux"), expect(dead_code, reason = "the token tests that use it are Linux's"))]
 fn as_a_user(env: &TestEnv, command: &mut Command) {
     use std::os::unix::fs::PermissionsExt as _;
     use std::os::unix::process::CommandExt as _;
@@ -948,4 +950,23 @@ fn a_served_run_refuses_a_program_handed_over_without_its_length() {
     assert!(!out.status.success());
     assert!(!String::from_utf8_lossy(&out.stdout).contains("ran"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the program's length is missing"), "{out:?}");
+}
+
+/// Where the server cannot keep its environment from the user's other processes (macOS), a
+/// token taken from it is warned about, with the way that keeps it out.
+#[cfg(not(target_os = "linux"))]
+#[test]
+fn a_token_from_the_environment_is_warned_about_where_processes_of_the_user_can_read_it() {
+    let env = workspace();
+    let mut command = env.command(&["mcp", "serve", "--http", "127.0.0.1:0"]);
+    command.env("CODEACT_MCP_TOKEN", "tok-0123456789abcdef0123456789abcdef");
+    let mut child = command.stdin(Stdio::null()).stderr(Stdio::piped()).spawn().expect("start the server");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut said = String::new();
+    while !said.contains("serving MCP at") {
+        assert!(stderr.read_line(&mut said).expect("the server's stderr") > 0, "{said}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(said.contains("pass the token with `--token-file` instead"), "{said}");
 }

@@ -303,11 +303,64 @@ pub(crate) fn process_alive(pid: &str) -> bool {
         .ok()
         .and_then(rustix::process::Pid::from_raw)
         .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
-    // `/proc/<pid>/stat` is `pid (name) state …`; the name may hold spaces and parentheses.
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned)));
-    exists && state.as_deref() != Some("Z")
+    exists && process_state(pid).as_deref() != Some("Z")
+}
+
+/// The one-letter state of `pid` (`Z` for a zombie), from `/proc/<pid>/stat`, which is
+/// `pid (name) state …` (the name may hold spaces and parentheses).
+#[cfg(target_os = "linux")]
+fn process_state(pid: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+}
+
+/// The one-letter state of `pid` (`Z` for a zombie), as `ps` shows it where there is no `/proc`.
+#[cfg(not(target_os = "linux"))]
+fn process_state(pid: &str) -> Option<String> {
+    let out = Command::new("/bin/ps").args(["-o", "stat=", "-p", pid]).output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().get(..1).map(str::to_owned)
+}
+
+/// The live processes whose environment holds any of `entries` (`NAME=value`), sorted.
+pub(crate) fn processes_with_env(entries: &[String]) -> Vec<String> {
+    let mut pids: Vec<String> = environments()
+        .into_iter()
+        .filter(|(_, environment)| environment.iter().any(|entry| entries.contains(entry)))
+        .map(|(pid, _)| pid)
+        .filter(|pid| process_alive(pid))
+        .collect();
+    pids.sort();
+    pids
+}
+
+/// Every process's pid and environment entries, from `/proc/<pid>/environ`.
+#[cfg(target_os = "linux")]
+fn environments() -> Vec<(String, Vec<String>)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .map(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let entries = environ.split(|byte| *byte == 0).map(|entry| String::from_utf8_lossy(entry).into_owned());
+            (pid.to_string(), entries.collect())
+        })
+        .collect()
+}
+
+/// Every process's pid and environment entries where there is no `/proc`: `ps -E` prints the
+/// environment after the command line (for this user's processes), space-separated, so an entry
+/// is a word of it.
+#[cfg(not(target_os = "linux"))]
+fn environments() -> Vec<(String, Vec<String>)> {
+    let out = Command::new("/bin/ps").args(["-A", "-E", "-ww", "-o", "pid=,command="]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let pid = words.next()?.to_owned();
+            Some((pid, words.map(str::to_owned).collect()))
+        })
+        .collect()
 }
 
 /// The plugin's skills, sorted.
@@ -383,15 +436,5 @@ pub(crate) fn mcp_server_time() -> PathBuf {
 
 /// The live processes whose environment holds `IT_MARK=mark`.
 pub(crate) fn marked(mark: &str) -> Vec<String> {
-    let needle = format!("IT_MARK={mark}\0").into_bytes();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .map(|pid| pid.to_string())
-        .filter(|pid| {
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            environ.windows(needle.len()).any(|window| window == needle.as_slice())
-        })
-        .filter(|pid| process_alive(pid))
-        .collect()
+    processes_with_env(&[format!("IT_MARK={mark}")])
 }

@@ -4,7 +4,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use crate::support::{TestEnv, copy_dir, fixtures, process_alive};
+use crate::support::{TestEnv, copy_dir, fixtures, process_alive, processes_with_env};
 
 /// The fixture workspace with the good tool files installed as project tools, trusted.
 fn env() -> TestEnv {
@@ -170,24 +170,41 @@ fn a_python_tool_that_hangs_past_the_deadline_is_stopped_and_its_worker_reaped()
     }
 }
 
+#[test]
+fn a_python_tools_worker_ends_with_a_run_stopped_by_a_signal() {
+    for signal in ["TERM", "INT", "HUP"] {
+        let env = with_dropins();
+        let mut run = env
+            .command(&["run", "--code", "hang()"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while !env.workspace().join("worker.pid").exists() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(30), "the worker did not start");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::process::Command::new("kill").args([&format!("-{signal}"), &run.id().to_string()]).status().unwrap();
+        run.wait().unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !workers_of(&env.workspace()).is_empty() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let left = workers_of(&env.workspace());
+        for pid in &left {
+            let _ = std::process::Command::new("kill").args(["-9", pid]).status();
+        }
+        assert_eq!(left, Vec::<String>::new(), "the worker outlived a run stopped by SIG{signal}");
+    }
+}
+
 /// The live processes whose `CODEACT_WORKSPACE` is `workspace`: the drop-in workers of runs there.
 fn workers_of(workspace: &std::path::Path) -> Vec<String> {
     let mut names = vec![workspace.to_path_buf()];
     names.extend(workspace.canonicalize().ok());
-    let needles: Vec<Vec<u8>> =
-        names.iter().map(|name| format!("CODEACT_WORKSPACE={}\0", name.display()).into_bytes()).collect();
-    let mut pids: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .map(|pid| pid.to_string())
-        .filter(|pid| {
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            needles.iter().any(|needle| environ.windows(needle.len()).any(|w| w == needle.as_slice()))
-        })
-        .filter(|pid| process_alive(pid))
-        .collect();
-    pids.sort();
-    pids
+    processes_with_env(&names.iter().map(|name| format!("CODEACT_WORKSPACE={}", name.display())).collect::<Vec<_>>())
 }
 
 #[test]

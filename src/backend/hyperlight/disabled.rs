@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{BUILD_IT, NOT_COMPILED_REASON};
+use super::{missing_fix, missing_reason};
 use crate::backend::Choice;
 use crate::backend::preflight::not_compiled;
 use crate::guest::Installed;
@@ -13,11 +13,11 @@ use crate::sandbox::{Host, Outcome, ProgramError};
 pub(crate) const HYPERLIGHT_VERSION: &str = "none";
 
 pub(crate) fn installed() -> Result<Installed> {
-    Err(hint::error(not_compiled(Choice::Hyperlight), BUILD_IT))
+    Err(hint::error(not_compiled(Choice::Hyperlight), missing_fix()))
 }
 
 pub(crate) fn probe(_installed: &Installed) -> Result<(), String> {
-    Err(NOT_COMPILED_REASON.to_owned())
+    Err(missing_reason())
 }
 
 pub(crate) fn kept_probe(_installed: &Installed) -> Option<Result<(), String>> {

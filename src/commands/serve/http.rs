@@ -68,6 +68,15 @@ pub(super) fn token(args: &ServeArgs) -> Result<Option<String>> {
         Some(path) => Some(read_token(path)?),
         None => env::var(env::MCP_TOKEN),
     };
+    if args.token_file.is_none() && token.is_some() && !cfg!(target_os = "linux") {
+        // Only Linux lets the server keep its environment from the user's other processes,
+        // among them a program's `bash`.
+        crate::output::warning(&format!(
+            "on this system every process of yours can read the server's environment (`ps -E`), {} included: \
+             pass the token with `--token-file` instead",
+            env::MCP_TOKEN
+        ));
+    }
     if addr.ip().is_loopback() {
         return Ok(token);
     }

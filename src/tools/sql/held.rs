@@ -48,6 +48,13 @@ impl HeldDir {
     }
 }
 
+impl HeldDir {
+    /// Whether `file` in this directory is a regular file that another hard link names too.
+    pub(super) fn shared(&self, file: &OsStr) -> bool {
+        rustix::fs::statat(&self.dir, file, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|stat| is_shared(&stat))
+    }
+}
+
 impl Drop for HeldDir {
     fn drop(&mut self) {
         // Unregistered before the descriptor closes, so a number reused later is not held.
@@ -195,7 +202,9 @@ unsafe fn dispatch<T>(
     }
 }
 
-/// `open`: a held entry with `O_NOFOLLOW`; the directory itself read-only.
+/// `open`: a held entry with `O_NOFOLLOW`, and only while no other path names it (SQLite writes
+/// a database and its journals in place: through a second hard link it would write whatever
+/// file that is, outside the workspace or protected); the directory itself read-only.
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn open(name: *const c_char, flags: c_int, mode: c_int) -> c_int {
     let held_flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
@@ -208,11 +217,35 @@ unsafe extern "C" fn open(name: *const c_char, flags: c_int, mode: c_int) -> c_i
             |target| match target {
                 Target::Dir(_) if flags & (libc::O_CREAT | libc::O_WRONLY | libc::O_RDWR) != 0 => fail(libc::EISDIR),
                 Target::Dir(fd) => libc::openat(fd, c".".as_ptr(), held_flags, held_mode),
-                Target::File(fd, file) => libc::openat(fd, file.as_ptr(), held_flags, held_mode),
+                Target::File(fd, file) => only_link(libc::openat(fd, file.as_ptr(), held_flags, held_mode)),
             },
             fail,
         )
     }
+}
+
+/// `opened`, a descriptor `open` returned, unless it is a regular file with another hard link
+/// (closed then, with `EMLINK`).
+#[expect(unsafe_code, reason = "a descriptor SQLite's open returns")]
+fn only_link(opened: c_int) -> c_int {
+    if opened < 0 {
+        return opened;
+    }
+    // SAFETY: `opened` is a descriptor just opened, owned here until it is returned.
+    let file = unsafe { std::os::fd::BorrowedFd::borrow_raw(opened) };
+    match rustix::fs::fstat(file) {
+        Ok(stat) if !is_shared(&stat) => opened,
+        shared_or_failed => {
+            // SAFETY: the descriptor is not returned, so nothing else closes it.
+            unsafe { libc::close(opened) };
+            fail(shared_or_failed.map_or_else(rustix::io::Errno::raw_os_error, |_| libc::EMLINK))
+        }
+    }
+}
+
+/// Whether `stat` is a regular file that another hard link names too.
+pub(super) fn is_shared(stat: &rustix::fs::Stat) -> bool {
+    rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile && stat.st_nlink > 1
 }
 
 /// `access`: whether a held entry, never a symlink, allows `mode`.

@@ -71,6 +71,15 @@ pub(super) fn open_file(
     max_memory: usize,
 ) -> Result<Database, ToolError> {
     let held = super::held::HeldDir::new(ws.open_dir(dir)?);
+    if held.shared(name) {
+        return Err(ToolError::new(
+            ErrorKind::Permission,
+            format!(
+                "sql() does not open {shown:?}: another hard link names the same file, and SQLite writes a \
+                 database in place (copy it to a file of its own first)"
+            ),
+        ));
+    }
     let connection = authorized(super::beneath::open(&held, name), shown, max_memory)?;
     Ok(Database { connection, _dir: held })
 }

@@ -346,6 +346,41 @@ fn sql_writes_no_journal_through_a_symlink_beside_the_database() {
 }
 
 #[test]
+fn sql_writes_no_file_that_another_hard_link_names() {
+    // The database itself: a link to a file outside, and one to a protected file.
+    let linked = env().outside_file("outside.db", "").file("AGENTS.md", "");
+    std::fs::hard_link(linked.outside().join("outside.db"), linked.workspace().join("link.db")).unwrap();
+    std::fs::hard_link(linked.workspace().join("AGENTS.md"), linked.workspace().join("notes.db")).unwrap();
+    for db in ["link.db", "notes.db"] {
+        let (kind, message) = linked.error_of(&format!("sql(query='create table pwn(x)', db_path='{db}')"));
+        assert_eq!(kind, "PermissionError", "{db}: {message}");
+        assert!(message.contains("another hard link"), "{message}");
+    }
+    assert_eq!(std::fs::read(linked.outside().join("outside.db")).unwrap(), b"");
+    assert_eq!(std::fs::read(linked.workspace().join("AGENTS.md")).unwrap(), b"");
+    // A journal, a WAL or a shared-memory file beside a database of its own, linked to a file
+    // outside: SQLite opens those itself, and is refused them too.
+    for (suffix, mode) in [("-journal", "persist"), ("-wal", "wal"), ("-shm", "wal")] {
+        let env = env().outside_file("victim", "untouched");
+        let program = format!(
+            "sql(query='pragma journal_mode={mode}', db_path='app.db')\n_ = sql(query='create table t(x)', db_path='app.db')"
+        );
+        env.stdout_of(&program);
+        let beside = env.workspace().join(format!("app.db{suffix}"));
+        let _ = std::fs::remove_file(&beside);
+        std::fs::hard_link(env.outside().join("victim"), &beside).unwrap();
+        let program = format!(
+            "try:\n    sql(query='pragma journal_mode={mode}', db_path='app.db')\n    \
+             sql(query='insert into t values (1)', db_path='app.db')\n    print('wrote')\n\
+             except Exception as exc:\n    print('refused', exc)"
+        );
+        let out = env.run(&["run"], &program);
+        let said = format!("{suffix}: {}{}", out.stdout, out.stderr);
+        assert_eq!(std::fs::read_to_string(env.outside().join("victim")).unwrap(), "untouched", "{said}");
+    }
+}
+
+#[test]
 fn glob_under_a_directory_symlink_swap_lists_nothing_outside() {
     let env = race_env();
     let stop = Arc::new(AtomicBool::new(false));
