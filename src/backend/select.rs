@@ -141,18 +141,19 @@ fn hyperlight_ready_with(
 /// Picks the backend for `choice`. `auto` takes `hyperlight` when a micro-VM starts here,
 /// else `wasm` when its guest is installed, else Monty, which is always built in.
 pub(crate) fn select(choice: Choice) -> Result<Backend, BackendUnavailable> {
-    select_with(choice, hyperlight_ready)
+    select_with(choice, hyperlight_ready, wasm_ready)
 }
 
 /// [`select`] for the hooks, which must answer at once: no micro-VM is started to find out
 /// whether one starts, only what an earlier probe on this boot found is used.
 pub(crate) fn select_without_probing(choice: Choice) -> Result<Backend, BackendUnavailable> {
-    select_with(choice, hyperlight_known_ready)
+    select_with(choice, hyperlight_known_ready, wasm_ready)
 }
 
 fn select_with(
     choice: Choice,
     hyperlight_ready: impl Fn() -> Result<(), BackendUnavailable>,
+    wasm_ready: impl Fn() -> Result<(), BackendUnavailable>,
 ) -> Result<Backend, BackendUnavailable> {
     match choice {
         Choice::Monty => Ok(Backend::Monty),
@@ -165,5 +166,40 @@ fn select_with(
         }),
         Choice::Wasm => wasm_ready().map(|()| Backend::Wasm),
         Choice::Hyperlight => hyperlight_ready().map(|()| Backend::Hyperlight),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready() -> Result<(), BackendUnavailable> {
+        Ok(())
+    }
+
+    fn missing(choice: Choice) -> impl Fn() -> Result<(), BackendUnavailable> {
+        move || Err(BackendUnavailable { choice, reason: "missing".into(), hint: Hint(String::new()) })
+    }
+
+    #[test]
+    fn auto_takes_the_first_backend_that_runs_here_and_monty_last() {
+        let hyperlight = || missing(Choice::Hyperlight);
+        let pick = |hyperlight_runs: bool, wasm_runs: bool| {
+            match (hyperlight_runs, wasm_runs) {
+                (true, true) => select_with(Choice::Auto, ready, ready),
+                (true, false) => select_with(Choice::Auto, ready, missing(Choice::Wasm)),
+                (false, true) => select_with(Choice::Auto, hyperlight(), ready),
+                (false, false) => select_with(Choice::Auto, hyperlight(), missing(Choice::Wasm)),
+            }
+            .unwrap()
+        };
+        assert_eq!(pick(true, true), Backend::Hyperlight);
+        assert_eq!(pick(true, false), Backend::Hyperlight);
+        // Where Hyperlight does not run (macOS), the CPython guest where it is installed, else Monty.
+        assert_eq!(pick(false, true), Backend::Wasm);
+        assert_eq!(pick(false, false), Backend::Monty);
+        let asked = select_with(Choice::Hyperlight, hyperlight(), ready).unwrap_err();
+        assert_eq!(asked.choice, Choice::Hyperlight);
+        assert_eq!(select_with(Choice::Monty, hyperlight(), missing(Choice::Wasm)).unwrap(), Backend::Monty);
     }
 }
