@@ -173,16 +173,13 @@ fn select_with(
 mod tests {
     use super::*;
 
-    fn ready() -> Result<(), BackendUnavailable> {
-        Ok(())
-    }
-
     fn missing(choice: Choice) -> impl Fn() -> Result<(), BackendUnavailable> {
         move || Err(BackendUnavailable { choice, reason: "missing".into(), hint: Hint(String::new()) })
     }
 
     #[test]
     fn auto_takes_the_first_backend_that_runs_here_and_monty_last() {
+        let ready = || Ok::<(), BackendUnavailable>(());
         let hyperlight = || missing(Choice::Hyperlight);
         let pick = |hyperlight_runs: bool, wasm_runs: bool| {
             match (hyperlight_runs, wasm_runs) {
