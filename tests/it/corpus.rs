@@ -22,7 +22,7 @@ pub(crate) struct Case {
     pub(crate) backends: Option<Vec<String>>,
 }
 
-fn load(path: &Path) -> Case {
+pub(crate) fn load(path: &Path) -> Case {
     let code = std::fs::read_to_string(path).expect("read corpus file");
     let mut args = Vec::new();
     let mut expect_error = None;
@@ -39,6 +39,13 @@ fn load(path: &Path) -> Case {
     let expect_stdout = std::fs::read_to_string(path.with_extension("out")).ok();
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     Case { name, code, args, expect_error, expect_stdout, backends }
+}
+
+impl Case {
+    /// Whether a `NAME.out` file says what the program prints.
+    pub(crate) fn expects_stdout(&self) -> bool {
+        self.expect_stdout.is_some()
+    }
 }
 
 /// Runs one case; returns a description of what went wrong, if anything.

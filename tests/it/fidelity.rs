@@ -1,0 +1,75 @@
+//! The fidelity corpus: realistic programs of the kind a model writes to batch its tool calls
+//! (`tests/fixtures/fidelity/programs/`), run in a fresh copy of a small project
+//! (`tests/fixtures/fidelity/workspace/`). Beside each program, `NAME.out` is what CPython
+//! prints for it: the `wasm` test holds every program to it. On Monty, a Python subset, the test
+//! counts the programs that print exactly the same, prints the rate, and fails when it falls
+//! below the floor, so what Monty runs is a number that only goes up.
+
+use std::path::PathBuf;
+
+use crate::corpus::{Case, check_in, load};
+use crate::support::{TestEnv, copy_dir, fixtures};
+
+/// The programs Monty runs as CPython does, at least: raise it when Monty runs more.
+const MONTY_FLOOR: usize = 25;
+
+fn programs() -> Vec<Case> {
+    let dir = fixtures().join("fidelity/programs");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the fidelity programs")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "py"))
+        .collect();
+    paths.sort();
+    let cases: Vec<Case> = paths.iter().map(|path| load(path)).collect();
+    assert!(cases.len() >= 50, "the fidelity corpus should hold at least 50 programs, found {}", cases.len());
+    for case in &cases {
+        assert!(case.expects_stdout(), "{} has no .out file beside it", case.name);
+    }
+    cases
+}
+
+/// A fresh copy of the corpus's project.
+fn project() -> TestEnv {
+    let env = TestEnv::new();
+    copy_dir(&fixtures().join("fidelity/workspace"), &env.workspace());
+    env
+}
+
+/// Each program's failure on `backend`, or `None` where it printed what CPython prints.
+fn failures_on(backend: &str) -> Vec<(String, Option<String>)> {
+    programs()
+        .iter()
+        .map(|case| {
+            let env = if backend == "wasm" { project().with_wasm() } else { project() };
+            (case.name.clone(), check_in(&env, case, backend))
+        })
+        .collect()
+}
+
+#[test]
+#[expect(clippy::print_stderr, reason = "the rate is reported with --nocapture")]
+fn the_share_of_realistic_programs_monty_runs_as_cpython_does_does_not_fall() {
+    let results = failures_on("monty");
+    let passed: Vec<&str> =
+        results.iter().filter(|(_, failed)| failed.is_none()).map(|(name, _)| name.as_str()).collect();
+    eprintln!(
+        "fidelity on Monty: {} of {} programs print what CPython prints ({}%)",
+        passed.len(),
+        results.len(),
+        passed.len() * 100 / results.len()
+    );
+    assert!(
+        passed.len() >= MONTY_FLOOR,
+        "Monty ran {} of {} programs as CPython does, fewer than the {MONTY_FLOOR} it did; it passed: {passed:?}",
+        passed.len(),
+        results.len()
+    );
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn every_realistic_program_prints_on_cpython_what_its_out_file_says() {
+    let failed: Vec<String> = failures_on("wasm").into_iter().filter_map(|(_, failed)| failed).collect();
+    assert!(failed.is_empty(), "{} programs differ on CPython:\n\n{}", failed.len(), failed.join("\n\n"));
+}
