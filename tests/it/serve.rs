@@ -816,8 +816,10 @@ fn a_dropped_http_clients_program_is_stopped() {
     assert!(post_initialize(&server.url, &[]).contains(" 200 "));
 }
 
-#[test]
-fn a_client_that_leaves_mid_call_leaves_none_of_the_calls_commands_running() {
+/// A stdio server, marked (`IT_MARK`), in the middle of a `run` call whose program's command,
+/// `command`, has written the file `started`: (the test's folders, the mark, the server, its
+/// stdin).
+fn serving_a_command(command: &str) -> (TestEnv, String, Child, std::process::ChildStdin) {
     let env = workspace();
     let mark = env.workspace().display().to_string();
     let env = env.env("IT_MARK", &mark);
@@ -829,8 +831,7 @@ fn a_client_that_leaves_mid_call_leaves_none_of_the_calls_commands_running() {
         .spawn()
         .expect("start the server");
     let mut stdin = child.stdin.take().expect("stdin");
-    // A command that ignores SIGTERM: the served run must get to kill it before it is killed.
-    let code = "bash(command=\"echo > started; trap '' TERM; sleep 60\")";
+    let code = format!("bash(command={command:?})");
     for message in [
         initialize(),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
@@ -838,22 +839,8 @@ fn a_client_that_leaves_mid_call_leaves_none_of_the_calls_commands_running() {
     ] {
         stdin.write_all(format!("{message}\n").as_bytes()).expect("write to the server");
     }
-    let started = std::time::Instant::now();
-    while !env.workspace().join("started").exists() {
-        assert!(started.elapsed() < Duration::from_secs(30), "the command did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    drop(stdin);
-    child.wait().expect("wait for the server");
-    let until = std::time::Instant::now() + Duration::from_secs(5);
-    while !marked(&mark).is_empty() && std::time::Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let left = marked(&mark);
-    for pid in &left {
-        let _ = Command::new("kill").arg("-9").arg(pid).status();
-    }
-    assert_eq!(left, Vec::<String>::new(), "processes outlived the server");
+    wait_for_started(&env);
+    (env, mark, child, stdin)
 }
 
 /// Waits until no process marked `mark` runs (a generous while), kills any left, and fails
@@ -880,27 +867,17 @@ fn wait_for_started(env: &TestEnv) {
 }
 
 #[test]
+fn a_client_that_leaves_mid_call_leaves_none_of_the_calls_commands_running() {
+    // A command that ignores SIGTERM: the served run must get to kill it before it is killed.
+    let (_env, mark, mut child, stdin) = serving_a_command("echo > started; trap '' TERM; sleep 60");
+    drop(stdin);
+    child.wait().expect("wait for the server");
+    assert_none_left(&mark, "processes outlived the server");
+}
+
+#[test]
 fn a_run_whose_server_is_killed_outright_ends_with_its_commands() {
-    let env = workspace();
-    let mark = env.workspace().display().to_string();
-    let env = env.env("IT_MARK", &mark);
-    let mut child = env
-        .command(&["mcp", "serve"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the server");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let code = "bash(command='echo > started; sleep 60')";
-    for message in [
-        initialize(),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        tool_call(1, "run", json!({"code": code})),
-    ] {
-        stdin.write_all(format!("{message}\n").as_bytes()).expect("write to the server");
-    }
-    wait_for_started(&env);
+    let (_env, mark, mut child, _stdin) = serving_a_command("echo > started; sleep 60");
     // SIGKILL: the server ends nothing itself.
     child.kill().expect("kill the server");
     child.wait().expect("wait for the server");
