@@ -22,7 +22,7 @@ pub(crate) struct Case {
     pub(crate) backends: Option<Vec<String>>,
 }
 
-pub(crate) fn load(path: &Path) -> Case {
+fn load(path: &Path) -> Case {
     let code = std::fs::read_to_string(path).expect("read corpus file");
     let mut args = Vec::new();
     let mut expect_error = None;
@@ -90,8 +90,12 @@ pub(crate) fn check_in(env: &TestEnv, case: &Case, backend: &str) -> Option<Stri
 
 /// Every corpus program, sorted by name.
 pub(crate) fn all_cases() -> Vec<Case> {
-    let dir = fixtures().join("python");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+    cases_in(&fixtures().join("python"))
+}
+
+/// Every program (`*.py`) in `dir`, sorted by name.
+pub(crate) fn cases_in(dir: &Path) -> Vec<Case> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
         .expect("corpus dir")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "py"))

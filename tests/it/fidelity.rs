@@ -5,23 +5,14 @@
 //! counts the programs that print exactly the same, prints the rate, and fails when it falls
 //! below the floor, so what Monty runs is a number that only goes up.
 
-use std::path::PathBuf;
-
-use crate::corpus::{Case, check_in, load};
+use crate::corpus::{Case, cases_in, check_in};
 use crate::support::{TestEnv, copy_dir, fixtures};
 
 /// The programs Monty runs as CPython does, at least: raise it when Monty runs more.
 const MONTY_FLOOR: usize = 25;
 
 fn programs() -> Vec<Case> {
-    let dir = fixtures().join("fidelity/programs");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the fidelity programs")
-        .map(|entry| entry.expect("entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "py"))
-        .collect();
-    paths.sort();
-    let cases: Vec<Case> = paths.iter().map(|path| load(path)).collect();
+    let cases = cases_in(&fixtures().join("fidelity/programs"));
     assert!(cases.len() >= 50, "the fidelity corpus should hold at least 50 programs, found {}", cases.len());
     for case in &cases {
         assert!(case.expects_stdout(), "{} has no .out file beside it", case.name);
