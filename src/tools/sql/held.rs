@@ -257,14 +257,14 @@ unsafe extern "C" fn access(name: *const c_char, mode: c_int) -> c_int {
             name,
             |originals| (originals.access)(name, mode),
             |target| {
-                let (fd, file) = at(target);
                 let mut stat = std::mem::zeroed::<libc::stat>();
-                if libc::fstatat(fd, file, &raw mut stat, libc::AT_SYMLINK_NOFOLLOW) != 0 {
+                if stat_at(target, &raw mut stat) != 0 {
                     return -1;
                 }
                 if stat.st_mode & libc::S_IFMT == libc::S_IFLNK {
                     return fail(libc::ELOOP);
                 }
+                let (fd, file) = at(target);
                 libc::faccessat(fd, file, mode, 0)
             },
             fail,
