@@ -14,7 +14,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, TestEnv, marked, mcp_python, mcp_script, process_alive};
+use crate::support::{BIN, TestEnv, assert_none_left, marked, mcp_python, mcp_script, process_alive, wait_for_file};
 
 /// The workspace the programs work on.
 fn workspace() -> TestEnv {
@@ -839,31 +839,8 @@ fn serving_a_command(command: &str) -> (TestEnv, String, Child, std::process::Ch
     ] {
         stdin.write_all(format!("{message}\n").as_bytes()).expect("write to the server");
     }
-    wait_for_started(&env);
+    wait_for_file(&env.workspace().join("started"), "the command did not start");
     (env, mark, child, stdin)
-}
-
-/// Waits until no process marked `mark` runs (a generous while), kills any left, and fails
-/// naming them.
-fn assert_none_left(mark: &str, what: &str) {
-    let until = std::time::Instant::now() + Duration::from_secs(10);
-    while !marked(mark).is_empty() && std::time::Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let left = marked(mark);
-    for pid in &left {
-        let _ = Command::new("kill").arg("-9").arg(pid).status();
-    }
-    assert_eq!(left, Vec::<String>::new(), "{what}");
-}
-
-/// Waits for the file `started` that a program's command writes.
-fn wait_for_started(env: &TestEnv) {
-    let started = std::time::Instant::now();
-    while !env.workspace().join("started").exists() {
-        assert!(started.elapsed() < Duration::from_secs(30), "the command did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]
@@ -872,7 +849,7 @@ fn a_client_that_leaves_mid_call_leaves_none_of_the_calls_commands_running() {
     let (_env, mark, mut child, stdin) = serving_a_command("echo > started; trap '' TERM; sleep 60");
     drop(stdin);
     child.wait().expect("wait for the server");
-    assert_none_left(&mark, "processes outlived the server");
+    assert_none_left(|| marked(&mark), "processes outlived the server");
 }
 
 #[test]
@@ -881,7 +858,7 @@ fn a_run_whose_server_is_killed_outright_ends_with_its_commands() {
     // SIGKILL: the server ends nothing itself.
     child.kill().expect("kill the server");
     child.wait().expect("wait for the server");
-    assert_none_left(&mark, "the run or its command outlived the server");
+    assert_none_left(|| marked(&mark), "the run or its command outlived the server");
 }
 
 /// The server's end of a run's stdin closing is what ends the run on every system (the
@@ -901,7 +878,7 @@ fn a_served_run_ends_with_its_commands_when_the_server_end_of_its_stdin_closes()
     let mut stdin = run.stdin.take().expect("stdin");
     let code = "bash(command='echo > started; sleep 60')";
     stdin.write_all(format!("{}\n{code}", code.len()).as_bytes()).expect("hand over the program");
-    wait_for_started(&env);
+    wait_for_file(&env.workspace().join("started"), "the command did not start");
     assert!(run.try_wait().expect("the run's status").is_none(), "the run ended while its stdin was open");
     drop(stdin);
     let until = std::time::Instant::now() + Duration::from_secs(10);
@@ -909,7 +886,7 @@ fn a_served_run_ends_with_its_commands_when_the_server_end_of_its_stdin_closes()
         assert!(std::time::Instant::now() < until, "the run did not end when its stdin closed");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_none_left(&mark, "the run's command outlived it");
+    assert_none_left(|| marked(&mark), "the run's command outlived it");
 }
 
 #[test]

@@ -434,6 +434,30 @@ pub(crate) fn mcp_server_time() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv/bin/mcp-server-time")
 }
 
+/// Waits, a generous while, for `path` to exist (a file a test's process writes once it has
+/// started); fails saying `what`.
+pub(crate) fn wait_for_file(path: &Path, what: &str) {
+    let started = std::time::Instant::now();
+    while !path.exists() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Waits, a generous while, until `live` lists no process; kills any left and fails naming
+/// them, saying `what`.
+pub(crate) fn assert_none_left(live: impl Fn() -> Vec<String>, what: &str) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !live().is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left = live();
+    for pid in &left {
+        let _ = Command::new("kill").arg("-9").arg(pid).status();
+    }
+    assert_eq!(left, Vec::<String>::new(), "{what}");
+}
+
 /// The live processes whose environment holds `IT_MARK=mark`.
 pub(crate) fn marked(mark: &str) -> Vec<String> {
     processes_with_env(&[format!("IT_MARK={mark}")])

@@ -4,7 +4,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use crate::support::{TestEnv, copy_dir, fixtures, process_alive, processes_with_env};
+use crate::support::{TestEnv, assert_none_left, copy_dir, fixtures, process_alive, processes_with_env, wait_for_file};
 
 /// The fixture workspace with the good tool files installed as project tools, trusted.
 fn env() -> TestEnv {
@@ -181,22 +181,10 @@ fn a_python_tools_worker_ends_with_a_run_stopped_by_a_signal() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let started = std::time::Instant::now();
-        while !env.workspace().join("worker.pid").exists() {
-            assert!(started.elapsed() < std::time::Duration::from_secs(30), "the worker did not start");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_for_file(&env.workspace().join("worker.pid"), "the worker did not start");
         std::process::Command::new("kill").args([&format!("-{signal}"), &run.id().to_string()]).status().unwrap();
         run.wait().unwrap();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !workers_of(&env.workspace()).is_empty() && std::time::Instant::now() < until {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let left = workers_of(&env.workspace());
-        for pid in &left {
-            let _ = std::process::Command::new("kill").args(["-9", pid]).status();
-        }
-        assert_eq!(left, Vec::<String>::new(), "the worker outlived a run stopped by SIG{signal}");
+        assert_none_left(|| workers_of(&env.workspace()), &format!("the worker outlived a run stopped by SIG{signal}"));
     }
 }
 
