@@ -33,8 +33,12 @@ pub(crate) fn read_program(input: &mut impl BufRead) -> io::Result<Vec<u8>> {
     if len > MAX_PROGRAM {
         return Err(invalid("the program is too large"));
     }
-    let mut program = vec![0; len];
-    input.read_exact(&mut program)?;
+    // Read as it comes, not allocated up front from what the header claims.
+    let mut program = Vec::new();
+    input.take(len as u64).read_to_end(&mut program)?;
+    if program.len() < len {
+        return Err(invalid("the program ended before its length"));
+    }
     Ok(program)
 }
 
