@@ -1,10 +1,14 @@
 //! The process groups codeact started (MCP servers, `bash` commands, served runs), so that none
-//! outlives codeact: `spawn`, which starts every group, registers it and forgets it once it is
-//! gone, and [`terminate_all`] ends every group still registered — on SIGTERM, SIGINT or SIGHUP
-//! to codeact ([`on_signals`]), and before the watchdog ends a run that cannot be stopped.
+//! outlives codeact: `spawn` starts every group through [`start`], which notes it, and forgets
+//! it once it is gone, and [`terminate_all`] ends every group still noted — on SIGTERM, SIGINT or
+//! SIGHUP to codeact ([`on_signals`]), and before the watchdog ends a run that cannot be stopped.
+//!
+//! A group being started while codeact begins to end is waited for and ended with the others,
+//! and none starts after that: codeact cannot exit between a child's start and its noting.
 
-use std::sync::Mutex;
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
@@ -16,36 +20,74 @@ pub(crate) const TERM_GRACE: Duration = Duration::from_secs(1);
 /// changed it.
 static GRACE_MS: AtomicU64 = AtomicU64::new(1000);
 
-static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// The groups codeact started and has not yet seen ended.
+static REGISTRY: Registry = Registry::new();
 
 /// Set once a signal [`on_signals`] handles has come: codeact is to die of it.
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
-/// Set once [`terminate_all`] has begun: codeact is ending, and a group started from then on
-/// (the program goes on running while the groups get their grace) is killed as it is noted.
-static ENDING: AtomicBool = AtomicBool::new(false);
-
-fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
-    GROUPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Noted process groups, and whether codeact has begun to end them all.
+struct Registry {
+    /// Held shared while a group is started and noted, and alone to begin ending: so that no
+    /// group is between its start and its noting when the groups are collected to be ended.
+    starts: RwLock<()>,
+    /// Set once [`Registry::terminate_all`] has begun: no group is started from then on.
+    ending: AtomicBool,
+    leaders: Mutex<Vec<u32>>,
 }
 
-/// Notes the process group led by `pid`, to end it if codeact has to stop early.
-pub(crate) fn register(pid: u32) {
-    let Ok(id) = i32::try_from(pid) else { return };
-    let mut groups = groups();
-    if ENDING.load(Ordering::SeqCst) {
-        drop(groups);
-        signal_group(pid, Signal::KILL);
-    } else {
-        groups.push(id);
+impl Registry {
+    const fn new() -> Self {
+        Self { starts: RwLock::new(()), ending: AtomicBool::new(false), leaders: Mutex::new(Vec::new()) }
     }
+
+    fn leaders(&self) -> MutexGuard<'_, Vec<u32>> {
+        self.leaders.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn start<C>(&self, start: impl FnOnce() -> io::Result<(C, u32)>) -> io::Result<(C, u32)> {
+        let _starting = self.starts.read().unwrap_or_else(PoisonError::into_inner);
+        if self.ending.load(Ordering::SeqCst) {
+            return Err(io::Error::other("codeact is ending: no new command is started"));
+        }
+        let (child, pid) = start()?;
+        self.leaders().push(pid);
+        Ok((child, pid))
+    }
+
+    fn forget(&self, pid: u32) {
+        self.leaders().retain(|leader| *leader != pid);
+    }
+
+    fn terminate_all(&self, grace: Duration) {
+        let pids: Vec<u32> = {
+            let _no_starts = self.starts.write().unwrap_or_else(PoisonError::into_inner);
+            self.ending.store(true, Ordering::SeqCst);
+            self.leaders().drain(..).collect()
+        };
+        for &pid in &pids {
+            signal_group(pid, Signal::TERM);
+        }
+        let until = Instant::now() + grace;
+        while Instant::now() < until && pids.iter().any(|&pid| group_alive(pid)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for &pid in &pids {
+            signal_group(pid, Signal::KILL);
+        }
+    }
+}
+
+/// Starts a process group with `start`, which gives the started child and the pid of the
+/// group's leader, and notes the group to end it if codeact has to stop early. Once codeact has
+/// begun to end ([`terminate_all`]), nothing is started and this is an error.
+pub(crate) fn start<C>(start: impl FnOnce() -> io::Result<(C, u32)>) -> io::Result<(C, u32)> {
+    REGISTRY.start(start)
 }
 
 /// Stops noting the group led by `pid`: it has been ended.
 pub(crate) fn forget(pid: u32) {
-    if let Ok(pid) = i32::try_from(pid) {
-        groups().retain(|group| *group != pid);
-    }
+    REGISTRY.forget(pid);
 }
 
 /// Sends `signal` to the group led by `pid`; a group that is gone is no error.
@@ -61,24 +103,10 @@ pub(crate) fn group_alive(pid: u32) -> bool {
     i32::try_from(pid).ok().and_then(Pid::from_raw).is_some_and(|pid| test_kill_process_group(pid).is_ok())
 }
 
-/// Ends every registered group: SIGTERM, a moment to exit, then SIGKILL for what is left. Only
-/// called as codeact ends: any group noted after it has begun is killed at once.
+/// Ends every noted group: SIGTERM, a moment to exit, then SIGKILL for what is left. Only
+/// called as codeact ends: a group being started is waited for, and none is started after.
 pub(crate) fn terminate_all() {
-    let pids: Vec<u32> = {
-        let mut groups = groups();
-        ENDING.store(true, Ordering::SeqCst);
-        groups.drain(..).filter_map(|pid| u32::try_from(pid).ok()).collect()
-    };
-    for &pid in &pids {
-        signal_group(pid, Signal::TERM);
-    }
-    let until = Instant::now() + Duration::from_millis(GRACE_MS.load(Ordering::SeqCst));
-    while Instant::now() < until && pids.iter().any(|&pid| group_alive(pid)) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    for &pid in &pids {
-        signal_group(pid, Signal::KILL);
-    }
+    REGISTRY.terminate_all(Duration::from_millis(GRACE_MS.load(Ordering::SeqCst)));
 }
 
 /// Gives the groups `grace` to end on SIGTERM from now on: longer for groups that end groups of
@@ -87,7 +115,7 @@ pub(crate) fn set_grace(grace: Duration) {
     GRACE_MS.store(u64::try_from(grace.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
 }
 
-/// From now on, SIGTERM, SIGINT and SIGHUP end every registered group before codeact dies of
+/// From now on, SIGTERM, SIGINT and SIGHUP end every noted group before codeact dies of
 /// the signal as it would have (its exit status still says which signal).
 pub(crate) fn on_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -108,5 +136,54 @@ pub(crate) fn on_signals() {
 pub(crate) fn wait_for_signal_exit() {
     while SIGNALLED.load(Ordering::SeqCst) {
         std::thread::park_timeout(Duration::from_secs(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::CommandExt as _;
+    use std::process::Command;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, mpsc};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// codeact may begin to end while a command is between its start and its noting: the end
+    /// waits for it and ends it with the others, and nothing starts once the end has begun.
+    #[test]
+    fn ending_waits_for_a_group_being_started_ends_it_and_starts_no_other() {
+        let registry = Arc::new(Registry::new());
+        let (started, is_started) = mpsc::channel();
+        let (go, may_go) = mpsc::channel::<()>();
+        let starting = std::thread::spawn({
+            let registry = Arc::clone(&registry);
+            move || {
+                registry.start(|| {
+                    started.send(()).unwrap();
+                    may_go.recv().unwrap();
+                    let child = Command::new("/bin/sh").args(["-c", "exec sleep 60"]).process_group(0).spawn()?;
+                    let pid = child.id();
+                    Ok((child, pid))
+                })
+            }
+        });
+        is_started.recv().unwrap();
+        let ended = Arc::new(AtomicBool::new(false));
+        let ending = std::thread::spawn({
+            let (registry, ended) = (Arc::clone(&registry), Arc::clone(&ended));
+            move || {
+                registry.terminate_all(Duration::from_secs(1));
+                ended.store(true, Ordering::SeqCst);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!ended.load(Ordering::SeqCst), "codeact ended while a command was being started");
+        go.send(()).unwrap();
+        let (mut child, _) = starting.join().unwrap().unwrap();
+        ending.join().unwrap();
+        assert!(!child.wait().unwrap().success(), "the command started as codeact ended was left running");
+        let refused = registry.start(|| -> io::Result<((), u32)> { panic!("a command started as codeact ended") });
+        assert!(refused.is_err());
     }
 }

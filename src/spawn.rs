@@ -1,7 +1,8 @@
 //! Starting a child in a process group of its own, the one way codeact starts the processes a
 //! tool, an MCP server or a served run may leave children behind: [`Spawn::spawn_in_group`]
-//! makes the child the leader of a new group, notes the group with [`reap`] (which ends every
-//! noted group if codeact is stopped early) and returns a [`Group`] that kills it when dropped.
+//! makes the child the leader of a new group, started and noted through [`reap::start`] (which
+//! ends every noted group if codeact is stopped early, and starts none once it is ending), and
+//! returns a [`Group`] that kills it when dropped.
 //!
 //! `std` and `tokio` commands are both started here, the tokio child also killed when dropped.
 //! What a caller does with the child's pipes, and how long it waits, stays with the caller.
@@ -27,9 +28,12 @@ impl Spawn for std::process::Command {
     type Child = std::process::Child;
 
     fn spawn_in_group(&mut self) -> io::Result<(Self::Child, Group)> {
-        let child = self.process_group(0).spawn()?;
-        let group = Group::noted(child.id());
-        Ok((child, group))
+        let (child, pid) = reap::start(|| {
+            let child = self.process_group(0).spawn()?;
+            let pid = child.id();
+            Ok((child, pid))
+        })?;
+        Ok((child, Group::noted(pid)))
     }
 }
 
@@ -37,9 +41,12 @@ impl Spawn for tokio::process::Command {
     type Child = tokio::process::Child;
 
     fn spawn_in_group(&mut self) -> io::Result<(Self::Child, Group)> {
-        let child = self.process_group(0).kill_on_drop(true).spawn()?;
-        // A child just started has its id until it is waited for.
-        let pid = child.id().ok_or_else(|| io::Error::other("the process exited before it could be noted"))?;
+        let (child, pid) = reap::start(|| {
+            let child = self.process_group(0).kill_on_drop(true).spawn()?;
+            // A child just started has its id until it is waited for.
+            let pid = child.id().ok_or_else(|| io::Error::other("the process exited before it could be noted"))?;
+            Ok((child, pid))
+        })?;
         Ok((child, Group::noted(pid)))
     }
 }
@@ -53,8 +60,8 @@ pub(crate) struct Group {
 }
 
 impl Group {
+    /// The group led by `pid`, which [`reap::start`] noted.
     fn noted(pid: u32) -> Self {
-        reap::register(pid);
         Self { pid, done: false }
     }
 
