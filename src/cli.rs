@@ -60,7 +60,7 @@ pub(crate) enum Command {
     /// until you trust them here. Any later change to one of those files makes it untrusted
     /// again.
     Trust(TrustArgs),
-    /// Install or inspect the CPython guest the `wasm` backend runs.
+    /// Install or inspect the CPython guest the `wasm` and `hyperlight` backends run.
     Guest {
         #[command(subcommand)]
         command: GuestCommand,

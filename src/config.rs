@@ -141,7 +141,7 @@ enum SizeValue {
 }
 
 /// A parsed config file and where it came from.
-struct Source {
+struct ConfigSource {
     path: PathBuf,
     scope: Scope,
     file: ConfigFile,
@@ -200,9 +200,8 @@ impl Config {
             config.tools.deny = split_list(&list);
         }
         if let Some(mode) = env::var(env::MODE) {
-            config.mode = Mode::parse(&mode).ok_or_else(|| {
-                InvalidConfig(format!("{}={mode:?} is not a mode (off, nudge, exclusive)", env::MODE))
-            })?;
+            config.mode = Mode::parse(&mode)
+                .ok_or_else(|| InvalidConfig(format!("{}={mode:?} is not a mode ({})", env::MODE, Mode::names())))?;
         }
         // clap reads `CODEACT_BACKEND` with `--backend`, so a command that has that flag finds
         // the variable in `overrides`; this is for those that have none (the hooks, `trust`).
@@ -256,7 +255,7 @@ impl Config {
 
     /// Applies the project's file: every key when the user trusts it, otherwise only what
     /// tightens the settings so far.
-    fn apply_project(&mut self, source: Source) -> Result<()> {
+    fn apply_project(&mut self, source: ConfigSource) -> Result<()> {
         let mut loose = self.clone();
         loose.apply(&source)?;
         let mut tight = self.clone();
@@ -330,7 +329,7 @@ impl Config {
         Some(format!("{PROJECT_FILE} ({})", project.loosening.join(", ")))
     }
 
-    fn apply(&mut self, source: &Source) -> Result<()> {
+    fn apply(&mut self, source: &ConfigSource) -> Result<()> {
         let file = &source.file;
         let path = source.path.display().to_string();
         if let Some(enabled) = &file.enabled {
@@ -415,7 +414,7 @@ fn trust_command<'a>(tools: impl Iterator<Item = &'a PathBuf>) -> String {
 }
 
 /// Reads one config file if it exists. Errors name the file, the key and the position.
-fn read_source(path: &Path, scope: Scope) -> Result<Option<Source>> {
+fn read_source(path: &Path, scope: Scope) -> Result<Option<ConfigSource>> {
     let content = match bounded::read(path, bounded::MAX_FILE_BYTES) {
         Ok(Some(content)) => content,
         Ok(None) => return Ok(None),
@@ -425,7 +424,7 @@ fn read_source(path: &Path, scope: Scope) -> Result<Option<Source>> {
         .map_err(|_| InvalidConfig(format!("invalid configuration in `{}`: not UTF-8 text", path.display())))?;
     let file = parse_config(text)
         .map_err(|message| InvalidConfig(format!("invalid configuration in `{}`: {message}", path.display())))?;
-    Ok(Some(Source { path: path.to_path_buf(), scope, file, content }))
+    Ok(Some(ConfigSource { path: path.to_path_buf(), scope, file, content }))
 }
 
 /// Checks the text of a `config.json`: `Err` names the key and the position.

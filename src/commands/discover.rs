@@ -14,7 +14,8 @@ use crate::tools::github;
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
     let config = setup::config(&args.common, Some(&args.tools))?;
     let backend = backend::select(config.backend)?;
-    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built =
+        setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Probe(PROBE_TIME), false);
     let catalog = &built.catalog;
     let servers: Vec<_> =
         catalog.servers().into_iter().map(|(name, tools)| json!({"name": name, "tools": tools})).collect();

@@ -39,7 +39,8 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         return Ok(exit::BACKEND_UNAVAILABLE);
     }
     let backend = backend::select(config.backend)?;
-    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built =
+        setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Probe(PROBE_TIME), false);
     if !args.tools.dirs.is_empty() {
         // The files tell the model to run `codeact run` without them (and exclusive mode refuses
         // a run that names `--tools`).

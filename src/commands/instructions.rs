@@ -15,7 +15,8 @@ use crate::tools::github;
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
     let config = setup::config(&args.common, Some(&args.tools))?;
     let backend = backend::select(config.backend)?;
-    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built =
+        setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = reach::invocation();
     let route = reach::route(None);
     let text =

@@ -22,7 +22,7 @@ pub(crate) fn invocation() -> String {
         return format!("sh {}", shell_quote(&launcher.display().to_string()));
     }
     let binary = current_binary();
-    let found = on_path("codeact").and_then(|file| file.canonicalize().ok());
+    let found = program::shell_would_run("codeact").and_then(|file| file.canonicalize().ok());
     if found.is_some_and(|file| file == Path::new(&binary)) {
         return "codeact".to_owned();
     }
@@ -41,12 +41,6 @@ pub(crate) fn shell_quote(word: &str) -> String {
     }
 }
 
-/// The file the shell would run for a bare `program` ([`program::shell_would_run`]).
-#[must_use]
-pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
-    program::shell_would_run(name)
-}
-
 /// The program a command line names that is not there: `codeact` not on `PATH`, a binary or
 /// launcher script that was removed (after a `cargo clean`, say). `None` when it runs, or when
 /// the line is not one this can read.
@@ -58,7 +52,7 @@ pub(crate) fn missing_program(command: &str) -> Option<String> {
     let missing = match (program.as_str(), rest.first()) {
         ("sh" | "bash", Some(script)) => !Path::new(script).is_file(),
         (word, _) if word.contains('/') => !program::is_executable(Path::new(word)),
-        (word, _) => on_path(word).is_none(),
+        (word, _) => program::shell_would_run(word).is_none(),
     };
     let shown = if matches!(program.as_str(), "sh" | "bash") { rest.first()? } else { program };
     missing.then(|| shown.clone())

@@ -44,7 +44,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
     // What the tools run stays as the user trusted it, whoever's folder it is.
     workspace.protect_tool_dirs(config.tool_dirs.iter().map(|dir| dir.path.as_path()).filter(|dir| dir.is_dir()));
-    let github = github::access();
+    let github = github::access(&config.workspace);
     let built = setup::catalog(&config, github.as_ref(), Discovery::Lazy, false);
     let deadline = started + config.limits.timeout;
     let ctx = ToolContext::new(workspace, deadline, config.limits.max_memory, config.network.clone(), github);

@@ -56,7 +56,7 @@ pub(crate) const MAX_DEPTH: usize = 8;
 
 /// What [`load`] found.
 #[derive(Debug, Default)]
-pub(crate) struct Loaded {
+pub(crate) struct ToolsFound {
     pub(crate) tools: Vec<UserTool>,
     /// One line for each file that does not parse or cannot be read.
     pub(crate) warnings: Vec<String>,
@@ -67,8 +67,8 @@ pub(crate) struct Loaded {
 /// Every Markdown tool file in `dir` that `trusted` accepts (given its path and content) and
 /// that parses, in order, and a warning for each that does not parse.
 #[must_use]
-pub(crate) fn load(dir: &ToolDir, trusted: &dyn Fn(&Path, &[u8]) -> bool) -> Loaded {
-    let mut loaded = Loaded::default();
+pub(crate) fn load(dir: &ToolDir, trusted: &dyn Fn(&Path, &[u8]) -> bool) -> ToolsFound {
+    let mut loaded = ToolsFound::default();
     let mut unmapped = Vec::new();
     for path in markdown_files(&dir.path) {
         let content = match read_tool(dir, &path) {

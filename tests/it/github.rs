@@ -35,6 +35,26 @@ fn github_api_is_offered_only_with_gh_or_a_token() {
     assert!(tool_names(&token).contains(&"github_api".to_owned()));
 }
 
+/// A `gh` that lies in the workspace is no way to reach GitHub: with no other `gh` and no
+/// token, `github_api` is not offered, and the workspace's `gh` never runs.
+#[test]
+fn a_gh_only_the_workspace_has_is_neither_offered_nor_run() {
+    for folder in ["bin", ".venv/bin", "node_modules/.bin"] {
+        let env = TestEnv::new();
+        let marker = env.outside().join("gh-ran");
+        let bin = env.workspace().join(folder);
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("gh"), format!("#!/bin/sh\necho \"$*\" >> '{}'\necho '{{}}'\n", marker.display()))
+            .unwrap();
+        std::fs::set_permissions(bin.join("gh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let path = format!("{}:{}", bin.display(), env.path());
+        let env = env.env("PATH", &path);
+        assert!(!tool_names(&env).contains(&"github_api".to_owned()), "offered through {folder}/gh");
+        assert_eq!(env.error_of("github_api(endpoint='user')").0, "NameError");
+        assert!(!marker.exists(), "the workspace's {folder}/gh ran");
+    }
+}
+
 #[test]
 fn gh_gets_the_endpoint_after_a_double_dash() {
     let env = with_fake_gh();

@@ -13,57 +13,8 @@ mod disabled;
 #[cfg(not(hyperlight))]
 pub(crate) use disabled::{HYPERLIGHT_VERSION, installed, kept_probe, probe, run};
 
+mod missing;
+pub(crate) use missing::{NO_MICRO_VM_FIX, missing_fix, missing_reason};
+
 /// Whether this build carries the backend.
 pub(crate) const COMPILED_IN: bool = cfg!(hyperlight);
-
-/// Why this build has no backend: the system is not one Hyperlight runs on, or the build left
-/// it out.
-pub(crate) fn missing_reason() -> String {
-    missing_on(std::env::consts::OS, std::env::consts::ARCH).0
-}
-
-/// What to do about a build without the backend.
-pub(crate) fn missing_fix() -> String {
-    missing_on(std::env::consts::OS, std::env::consts::ARCH).1
-}
-
-/// [`missing_reason`] and [`missing_fix`] on the system `os` (as Rust names it) and `arch`.
-fn missing_on(os: &str, arch: &str) -> (String, String) {
-    const ELSE: &str = "use `--backend wasm` (full CPython, no hypervisor; `codeact guest install` installs it) \
-                        or `--backend monty`";
-    if (os, arch) == ("linux", "x86_64") {
-        let fix = "build codeact with `--features hyperlight`, or use `--backend wasm` (full CPython, no hypervisor)";
-        return (super::preflight::NOT_COMPILED_REASON.to_owned(), fix.to_owned());
-    }
-    let system = match os {
-        "macos" => "macOS".to_owned(),
-        "windows" => "Windows".to_owned(),
-        os => format!("{os} on {arch}"),
-    };
-    let reason =
-        format!("Hyperlight does not run on {system}: codeact runs its micro-VMs on x86_64 Linux (KVM or MSHV)");
-    (reason, ELSE.to_owned())
-}
-
-/// What to do where no micro-VM starts.
-pub(crate) const NO_MICRO_VM_FIX: &str = "Hyperlight needs KVM (or MSHV) that can run its guests; use `--backend wasm` \
-                                          (full CPython, no hypervisor) or `--backend monty`";
-
-#[cfg(test)]
-mod tests {
-    use super::missing_on;
-
-    #[test]
-    fn a_system_hyperlight_does_not_run_on_is_named_and_wasm_offered() {
-        for (os, arch, named) in
-            [("macos", "aarch64", "macOS"), ("macos", "x86_64", "macOS"), ("linux", "aarch64", "linux on aarch64")]
-        {
-            let (reason, fix) = missing_on(os, arch);
-            assert!(reason.starts_with(&format!("Hyperlight does not run on {named}:")), "{reason}");
-            assert!(fix.contains("--backend wasm") && !fix.contains("--features"), "{fix}");
-        }
-        let (reason, fix) = missing_on("linux", "x86_64");
-        assert_eq!(reason, "it is not compiled into this build of codeact");
-        assert!(fix.contains("--features hyperlight"), "{fix}");
-    }
-}

@@ -226,7 +226,7 @@ fn session_start(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json:
     // Nothing is started here (the hook must answer within its few seconds), so only what is
     // known without starting it is offered; what is left out is not reported (a hook's stderr
     // is not the user's), except what the user has not trusted, in one line.
-    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Static, true);
+    let built = setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Static, true);
     setup::report_untrusted(&config, &built);
     let invocation = reach::invocation();
     let text = Reference {

@@ -6,14 +6,14 @@
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-use crate::commands::reach;
 use crate::env;
 use crate::hook::shell::Program;
+use crate::program;
 
 /// The files a shell call may run and still count as codeact, by canonical path; each is
 /// looked up only when a command needs it.
 pub(super) struct Known {
-    /// This binary, canonical (as [`reach::current_binary`] gives it).
+    /// This binary, canonical (as [`reach::current_binary`](crate::commands::reach::current_binary) gives it).
     binary: Option<PathBuf>,
     /// The plugin's launcher, `<plugin root>/bin/codeact`, canonical.
     launcher: OnceCell<Option<PathBuf>>,
@@ -36,8 +36,10 @@ impl Known {
             PathBuf::from(word)
         } else {
             match word {
-                "sh" | "bash" => return if reach::on_path(word).is_some() { Program::Shell } else { Program::Other },
-                "codeact" => match reach::on_path(word) {
+                "sh" | "bash" => {
+                    return if program::shell_would_run(word).is_some() { Program::Shell } else { Program::Other };
+                }
+                "codeact" => match program::shell_would_run(word) {
                     Some(file) => file,
                     None => return Program::Other,
                 },

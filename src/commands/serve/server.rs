@@ -41,7 +41,8 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     let token = http::token(args)?;
     // Listing what the workspace offers may start its MCP servers: before serving, on this
     // thread, since that has a runtime of its own.
-    let built = setup::catalog(&config, github::access().as_ref(), Discovery::Probe(PROBE_TIME), false);
+    let built =
+        setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = reach::invocation();
     let reference =
         Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary, route: Route::Mcp };

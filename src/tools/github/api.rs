@@ -53,10 +53,7 @@ fn github_api(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError
     };
     let timeout = Timeout::within(CALL_TIMEOUT, ctx.remaining());
     let text = match &ctx.github {
-        Some(Access::Gh(_)) => {
-            let gh = process::command("github_api", "gh", ctx.workspace.root())?;
-            via_gh(gh, endpoint, &method, body.as_deref(), timeout)?
-        }
+        Some(Access::Gh(gh)) => via_gh(Command::new(gh), endpoint, &method, body.as_deref(), timeout)?,
         Some(Access::Token(token)) => via_https(token, endpoint, &method, body, timeout.limit)?,
         None => return Err(ToolError::runtime("github_api() needs `gh` on PATH or GITHUB_TOKEN in the environment")),
     };

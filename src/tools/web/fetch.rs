@@ -75,7 +75,7 @@ fn web_fetch(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError>
     if timeout.is_zero() {
         return Err(ToolError::new(ErrorKind::Timeout, "web_fetch() stopped: the run's time limit was reached"));
     }
-    let request = Request { url: url.to_owned(), method, headers, data, timeout, policy: ctx.network.clone() };
+    let request = FetchRequest { url: url.to_owned(), method, headers, data, timeout, policy: ctx.network.clone() };
     let runtime = crate::tools::process::runtime("web_fetch")?;
     let fetched = runtime.block_on(async { tokio::time::timeout(timeout, request.send()).await });
     let (content_type, body) = match fetched {
@@ -108,7 +108,7 @@ fn cut(text: String, max_length: usize) -> String {
     }
 }
 
-struct Request {
+struct FetchRequest {
     url: String,
     method: Method,
     headers: Vec<(String, String)>,
@@ -117,7 +117,7 @@ struct Request {
     policy: NetworkPolicy,
 }
 
-impl Request {
+impl FetchRequest {
     async fn send(self) -> Result<(String, Vec<u8>), ToolError> {
         let mut url = Url::parse(&self.url)
             .map_err(|e| ToolError::value(format!("web_fetch() invalid URL {:?}: {e}", self.url)))?;

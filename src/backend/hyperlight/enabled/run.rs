@@ -12,7 +12,7 @@ use hyperlight_host::hypervisor::InterruptHandle;
 
 use super::cache;
 use super::sandbox::IO_BUFFER_SIZE;
-use super::sandbox::{Loaded, Wiring, load_snapshot, save_snapshot};
+use super::sandbox::{MicroVm, Wiring, load_snapshot, save_snapshot};
 use super::state::Shared;
 use crate::guest::bridge;
 use crate::guest::ended::{self, Ended};
@@ -45,7 +45,7 @@ pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
 
 /// A guest ready to run with `wiring`: restored from the sealed snapshot, or booted,
 /// prepared and snapshotted first when there is none (or it changed).
-fn prepare(installed: &Installed, heap: u64, wiring: Wiring) -> Result<(Loaded, GuestCache)> {
+fn prepare(installed: &Installed, heap: u64, wiring: Wiring) -> Result<(MicroVm, GuestCache)> {
     let dir = cache::snapshot_dir(installed, heap)?;
     let status = if !dir.exists() {
         GuestCache::Compiled
@@ -53,7 +53,7 @@ fn prepare(installed: &Installed, heap: u64, wiring: Wiring) -> Result<(Loaded, 
         // A snapshot this build cannot load (another hypervisor, a CPU of another vendor) is
         // made again.
         if let Ok(snapshot) = load_snapshot(&dir, cache::TAG) {
-            return Ok((Loaded::restore(installed, snapshot, wiring)?, GuestCache::Hit));
+            return Ok((MicroVm::restore(installed, snapshot, wiring)?, GuestCache::Hit));
         }
         GuestCache::Recompiled
     } else {
@@ -61,7 +61,7 @@ fn prepare(installed: &Installed, heap: u64, wiring: Wiring) -> Result<(Loaded, 
     };
     let snapshot = make_snapshot(installed, heap)?;
     cache::store(&dir, |staging| save_snapshot(&snapshot, staging, cache::TAG))?;
-    Ok((Loaded::restore(installed, snapshot, wiring)?, status))
+    Ok((MicroVm::restore(installed, snapshot, wiring)?, status))
 }
 
 /// Boots a guest, loads the prelude into it (only then is its fetch answered) and snapshots it.
@@ -73,7 +73,7 @@ fn make_snapshot(
     let shared = Arc::new(Shared::default());
     shared.serve_prelude();
     let wiring = Wiring { stdout: output.clone(), stderr: output.clone(), shared: shared.clone() };
-    let mut loaded = Loaded::boot(installed, heap, wiring)?;
+    let mut loaded = MicroVm::boot(installed, heap, wiring)?;
     let (executor_output, status) =
         loaded.run(&loader::init_code()).context("loading the prelude into the guest failed")?;
     let printed = std::mem::replace(&mut *lock(&output), Capture::new(0)).finish().0;

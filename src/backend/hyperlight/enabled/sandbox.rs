@@ -43,7 +43,7 @@ pub(super) struct Wiring {
 }
 
 /// A guest with the component loaded, ready to run code.
-pub(super) struct Loaded {
+pub(super) struct MicroVm {
     sandbox: RootSandbox<Guest, MultiUseSandbox>,
 }
 
@@ -119,7 +119,7 @@ pub(super) fn start_bare_runtime(installed: &Installed) -> Result<()> {
     start_runtime(installed, MIN_HEAP, |_| Ok(())).map(|_| ())
 }
 
-impl Loaded {
+impl MicroVm {
     /// Boots the runtime in a new micro-VM with a guest heap of `heap` bytes and loads the
     /// precompiled component into it.
     pub(super) fn boot(installed: &Installed, heap: u64, wiring: Wiring) -> Result<Self> {
@@ -135,7 +135,7 @@ impl Loaded {
         Ok(Self::new(sandbox, resources))
     }
 
-    /// A micro-VM restored from `snapshot`, which [`Loaded::snapshot`] took of a guest booted
+    /// A micro-VM restored from `snapshot`, which [`MicroVm::snapshot`] took of a guest booted
     /// by this build.
     pub(super) fn restore(installed: &Installed, snapshot: Arc<Snapshot>, wiring: Wiring) -> Result<Self> {
         let guest = guest(installed, wiring)?;

@@ -29,7 +29,7 @@ pub(crate) struct Fields {
     immutable: bool,
 }
 /// A request the guest builds; `outgoing-handler.handle` refuses it.
-pub(crate) struct OutgoingRequest(Mutex<Request>);
+pub(crate) struct OutgoingRequest(Mutex<OutgoingParts>);
 /// A request's body; nothing can be written to it.
 pub(crate) struct OutgoingBody;
 /// A response the guest builds for an incoming request; there is none to answer.
@@ -50,7 +50,7 @@ pub(crate) struct FutureTrailers;
 pub(crate) struct FutureIncomingResponse;
 
 /// What an [`OutgoingRequest`] holds.
-struct Request {
+struct OutgoingParts {
     method: Method,
     path_with_query: Option<String>,
     scheme: Option<Scheme>,
@@ -267,7 +267,7 @@ impl http::OutgoingRequest<Negative, Fields, OutgoingBody> for Guest {
     type T = OutgoingRequest;
 
     fn new(&mut self, headers: Fields) -> OutgoingRequest {
-        OutgoingRequest(Mutex::new(Request {
+        OutgoingRequest(Mutex::new(OutgoingParts {
             method: Method::Get,
             path_with_query: None,
             scheme: None,
