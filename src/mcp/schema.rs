@@ -12,6 +12,7 @@ use jsonschema::{ValidationError, Validator};
 use serde_json::{Map, Value as Json};
 
 use super::python_repr::{short_repr, write_str_repr};
+use crate::tools::args::missing_arguments;
 
 /// The most options of an `enum` a message lists.
 const MAX_OPTIONS: usize = 5;
@@ -81,7 +82,7 @@ impl ArgumentCheck {
         let missing: Vec<&str> =
             self.required.iter().filter(|name| !arguments.contains_key(*name)).map(String::as_str).collect();
         if !missing.is_empty() {
-            return Err(missing_message(function, &missing));
+            return Err(missing_arguments(function, &missing));
         }
         let instance = Json::Object(arguments.clone());
         if validator.is_valid(&instance) {
@@ -128,20 +129,6 @@ fn closed_names(schema: &Json) -> Option<Vec<String>> {
     match schema.get("additionalProperties") {
         None | Some(Json::Bool(false)) => Some(properties.keys().cloned().collect()),
         Some(_) => None,
-    }
-}
-
-/// `f() missing required argument 'a'`, or, as Python says it for several,
-/// `f() missing 3 required arguments: 'a', 'b', and 'c'`.
-fn missing_message(function: &str, missing: &[&str]) -> String {
-    let quoted: Vec<String> = missing.iter().map(|name| format!("'{name}'")).collect();
-    match quoted.as_slice() {
-        [one] => format!("{function}() missing required argument {one}"),
-        [first, second] => format!("{function}() missing 2 required arguments: {first} and {second}"),
-        [init @ .., last] => {
-            format!("{function}() missing {} required arguments: {}, and {last}", quoted.len(), init.join(", "))
-        }
-        [] => format!("{function}() missing required arguments"),
     }
 }
 

@@ -73,11 +73,17 @@ pub(crate) fn bind<'a>(
             *slot = None;
         }
     }
+    let missing: Vec<&str> = params
+        .iter()
+        .zip(&slots)
+        .filter(|(param, slot)| slot.is_none() && param.default == ParamDefault::Required)
+        .map(|(param, _)| param.name.as_ref())
+        .collect();
+    if !missing.is_empty() {
+        return Err(ToolError::type_error(missing_arguments(name, &missing)));
+    }
     for (param, slot) in params.iter().zip(&slots) {
         match slot {
-            None if param.default == ParamDefault::Required => {
-                return Err(ToolError::type_error(format!("{name}() missing required argument '{}'", param.name)));
-            }
             Some(Value::None) if param.default.accepts_none() => {}
             Some(value) if !param.kind.accepts(value) => {
                 let optional = if param.default == ParamDefault::None { " or None" } else { "" };
@@ -94,6 +100,21 @@ pub(crate) fn bind<'a>(
     let given = slots.iter().map(Option::is_some).collect();
     let values = params.iter().zip(slots).map(|(p, slot)| slot.unwrap_or_else(|| p.default.value())).collect();
     Ok(Args { name, params, values, given })
+}
+
+/// `f() missing required argument 'a'`, or, as Python says it for several,
+/// `f() missing 3 required arguments: 'a', 'b', and 'c'`: for every kind of tool.
+#[must_use]
+pub(crate) fn missing_arguments(function: &str, missing: &[&str]) -> String {
+    let quoted: Vec<String> = missing.iter().map(|name| format!("'{name}'")).collect();
+    match quoted.as_slice() {
+        [one] => format!("{function}() missing required argument {one}"),
+        [first, second] => format!("{function}() missing 2 required arguments: {first} and {second}"),
+        [init @ .., last] => {
+            format!("{function}() missing {} required arguments: {}, and {last}", quoted.len(), init.join(", "))
+        }
+        [] => format!("{function}() missing required arguments"),
+    }
 }
 
 impl Args<'_> {
@@ -221,6 +242,11 @@ mod tests {
     fn wrong_calls_raise_type_errors_naming_what_is_accepted() {
         let message = |positional, keywords| bind(&tool(), positional, keywords).unwrap_err().message;
         assert_eq!(message(Vec::new(), Vec::new()), "count() missing required argument 'text'");
+        assert_eq!(
+            message(Vec::new(), vec![("unique".into(), Value::Int(1))]),
+            "count() missing required argument 'text'",
+            "a missing argument is named before a wrong one"
+        );
         assert_eq!(
             message(Vec::new(), vec![("txt".into(), Value::None)]),
             "count() got an unexpected keyword argument 'txt' (accepted: text, unique)"

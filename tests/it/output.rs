@@ -155,6 +155,15 @@ fn tool_argument_errors_list_accepted_names() {
         )
     );
     assert_eq!(env.error_of("view()"), ("TypeError".into(), "view() missing required argument 'path'".into()));
+    // Every missing argument is named, as Python and the MCP tools name them.
+    assert_eq!(
+        env.error_of("edit(path='a.txt')"),
+        ("TypeError".into(), "edit() missing 2 required arguments: 'old_str' and 'new_str'".into())
+    );
+    assert_eq!(
+        env.error_of("edit(new_str=3)"),
+        ("TypeError".into(), "edit() missing 2 required arguments: 'path' and 'old_str'".into())
+    );
     assert_eq!(
         env.error_of("view(path=3)"),
         ("TypeError".into(), "view() argument 'path' must be str, not int".into())
