@@ -33,12 +33,20 @@ struct Registry {
     starts: RwLock<()>,
     /// Set once [`Registry::terminate_all`] has begun: no group is started from then on.
     ending: AtomicBool,
+    /// Held through a whole [`Registry::terminate_all`]: a second caller (the watchdog and a
+    /// signal, both ending codeact) returns only once the groups the first took are killed.
+    ends: Mutex<()>,
     leaders: Mutex<Vec<u32>>,
 }
 
 impl Registry {
     const fn new() -> Self {
-        Self { starts: RwLock::new(()), ending: AtomicBool::new(false), leaders: Mutex::new(Vec::new()) }
+        Self {
+            starts: RwLock::new(()),
+            ending: AtomicBool::new(false),
+            ends: Mutex::new(()),
+            leaders: Mutex::new(Vec::new()),
+        }
     }
 
     fn leaders(&self) -> MutexGuard<'_, Vec<u32>> {
@@ -60,6 +68,7 @@ impl Registry {
     }
 
     fn terminate_all(&self, grace: Duration) {
+        let _one_end = self.ends.lock().unwrap_or_else(PoisonError::into_inner);
         let pids: Vec<u32> = {
             let _no_starts = self.starts.write().unwrap_or_else(PoisonError::into_inner);
             self.ending.store(true, Ordering::SeqCst);
@@ -105,7 +114,14 @@ pub(crate) fn group_alive(pid: u32) -> bool {
 
 /// Ends every noted group: SIGTERM, a moment to exit, then SIGKILL for what is left. Only
 /// called as codeact ends: a group being started is waited for, and none is started after.
+/// Where a signal is ending codeact already, this waits for it to (codeact dies of the signal,
+/// as [`wait_for_signal_exit`] says), so that the caller's own exit does not cut it short.
 pub(crate) fn terminate_all() {
+    end_groups();
+    wait_for_signal_exit();
+}
+
+fn end_groups() {
     REGISTRY.terminate_all(Duration::from_millis(GRACE_MS.load(Ordering::SeqCst)));
 }
 
@@ -123,7 +139,7 @@ pub(crate) fn on_signals() {
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
             SIGNALLED.store(true, Ordering::SeqCst);
-            terminate_all();
+            end_groups();
             let _ = signal_hook::low_level::emulate_default_handler(signal);
             std::process::exit(128 + signal);
         }
@@ -185,5 +201,34 @@ mod tests {
         assert!(!child.wait().unwrap().success(), "the command started as codeact ended was left running");
         let refused = registry.start(|| -> io::Result<((), u32)> { panic!("a command started as codeact ended") });
         assert!(refused.is_err());
+    }
+
+    /// The watchdog and a signal may both end codeact: the second to come returns only once
+    /// the groups the first took are killed, not at once with none left to take.
+    #[test]
+    fn a_second_end_returns_only_once_the_first_has_killed_its_groups() {
+        let registry = Arc::new(Registry::new());
+        let (mut child, _) = registry
+            .start(|| {
+                let child =
+                    Command::new("/bin/sh").args(["-c", "trap '' TERM; exec sleep 60"]).process_group(0).spawn()?;
+                let pid = child.id();
+                Ok((child, pid))
+            })
+            .unwrap();
+        let first = std::thread::spawn({
+            let registry = Arc::clone(&registry);
+            move || registry.terminate_all(Duration::from_secs(3))
+        });
+        while !registry.ending.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        registry.terminate_all(Duration::from_secs(3));
+        let until = std::time::Instant::now() + Duration::from_secs(2);
+        while child.try_wait().unwrap().is_none() {
+            assert!(std::time::Instant::now() < until, "the second end returned while the first's group ran");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        first.join().unwrap();
     }
 }
