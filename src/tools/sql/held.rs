@@ -49,6 +49,12 @@ impl HeldDir {
 }
 
 impl HeldDir {
+    /// Whether `other` is this directory (the same device and inode).
+    pub(super) fn is(&self, other: &Dir) -> bool {
+        let identity = |dir: &Dir| rustix::fs::fstat(dir).ok().map(|stat| (stat.st_dev, stat.st_ino));
+        identity(&self.dir).is_some_and(|held| identity(other) == Some(held))
+    }
+
     /// Whether `file` in this directory is a regular file that another hard link names too.
     pub(super) fn shared(&self, file: &OsStr) -> bool {
         rustix::fs::statat(&self.dir, file, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|stat| is_shared(&stat))
@@ -202,12 +208,13 @@ unsafe fn dispatch<T>(
     }
 }
 
-/// `open`: a held entry with `O_NOFOLLOW`, and only while no other path names it (SQLite writes
-/// a database and its journals in place: through a second hard link it would write whatever
-/// file that is, outside the workspace or protected); the directory itself read-only.
+/// `open`: a held entry with `O_NOFOLLOW`, only a regular file, and only while no other path
+/// names it (SQLite writes a database and its journals in place: through a device node or a
+/// second hard link it would write whatever that is, outside the workspace or protected); the
+/// directory itself read-only. The open does not block (a FIFO planted as a journal).
 #[expect(unsafe_code, reason = "a system call SQLite calls")]
 unsafe extern "C" fn open(name: *const c_char, flags: c_int, mode: c_int) -> c_int {
-    let held_flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    let held_flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
     let held_mode = libc::c_uint::try_from(mode).unwrap_or_default();
     // SAFETY: SQLite's name and arguments; the directory is held, so open.
     unsafe {
@@ -224,23 +231,31 @@ unsafe extern "C" fn open(name: *const c_char, flags: c_int, mode: c_int) -> c_i
     }
 }
 
-/// `opened`, a descriptor `open` returned, unless it is a regular file with another hard link
-/// (closed then, with `EMLINK`).
+/// `opened`, a descriptor `open` returned (non-blocking), made blocking again when it is a
+/// regular file that no other hard link names; closed otherwise, with `EMLINK` for a shared
+/// file and `ENODEV` for a device, FIFO or socket.
 #[expect(unsafe_code, reason = "a descriptor SQLite's open returns")]
 fn only_link(opened: c_int) -> c_int {
+    use rustix::fs::{FileType, OFlags};
     if opened < 0 {
         return opened;
     }
     // SAFETY: `opened` is a descriptor just opened, owned here until it is returned.
     let file = unsafe { std::os::fd::BorrowedFd::borrow_raw(opened) };
-    match rustix::fs::fstat(file) {
-        Ok(stat) if !is_shared(&stat) => opened,
-        shared_or_failed => {
-            // SAFETY: the descriptor is not returned, so nothing else closes it.
-            unsafe { libc::close(opened) };
-            fail(shared_or_failed.map_or_else(rustix::io::Errno::raw_os_error, |_| libc::EMLINK))
-        }
-    }
+    let refused = match rustix::fs::fstat(file) {
+        Ok(stat) if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile => libc::ENODEV,
+        Ok(stat) if is_shared(&stat) => libc::EMLINK,
+        Ok(_) => match rustix::fs::fcntl_getfl(file)
+            .and_then(|flags| rustix::fs::fcntl_setfl(file, flags - OFlags::NONBLOCK))
+        {
+            Ok(()) => return opened,
+            Err(err) => err.raw_os_error(),
+        },
+        Err(err) => err.raw_os_error(),
+    };
+    // SAFETY: the descriptor is not returned, so nothing else closes it.
+    unsafe { libc::close(opened) };
+    fail(refused)
 }
 
 /// Whether `stat` is a regular file that another hard link names too.

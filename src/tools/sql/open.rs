@@ -31,7 +31,22 @@ pub(crate) struct Databases {
 pub(super) struct Database {
     pub(super) connection: Connection,
     #[cfg(unix)]
-    pub(super) _dir: super::held::HeldDir,
+    dir: super::held::HeldDir,
+}
+
+impl Database {
+    /// Whether `dir` still names the directory this database was opened through: a folder
+    /// moved away during the run (and another put in its place) is not written through its
+    /// old name.
+    #[cfg(unix)]
+    pub(super) fn still_at(&self, ws: &Workspace, dir: &Confined) -> bool {
+        ws.open_dir(dir).is_ok_and(|now| self.dir.is(&now))
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn still_at(&self, _ws: &Workspace, _dir: &Confined) -> bool {
+        true
+    }
 }
 
 /// Resolves a database path inside the workspace to its directory (symlinks resolved inside the
@@ -81,7 +96,7 @@ pub(super) fn open_file(
         ));
     }
     let connection = authorized(super::beneath::open(&held, name), shown, max_memory)?;
-    Ok(Database { connection, _dir: held })
+    Ok(Database { connection, dir: held })
 }
 
 /// A file database needs a directory held open, which is done on Unix only for now.

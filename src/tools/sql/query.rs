@@ -53,7 +53,12 @@ fn sql(ctx: &mut ToolContext, args: &Args<'_>) -> Result<Value, ToolError> {
         let (dir, name) = database_file(&ctx.workspace, db_path)?;
         let key = dir.join(std::path::Path::new(&name)).ok_or_else(|| no_file(db_path))?;
         match ctx.databases.files.entry(key) {
-            std::collections::hash_map::Entry::Occupied(slot) => &mut slot.into_mut().connection,
+            std::collections::hash_map::Entry::Occupied(mut slot) => {
+                if !slot.get().still_at(&ctx.workspace, &dir) {
+                    slot.insert(open_file(&ctx.workspace, &dir, &name, db_path, max_memory)?);
+                }
+                &mut slot.into_mut().connection
+            }
             std::collections::hash_map::Entry::Vacant(slot) => {
                 &mut slot.insert(open_file(&ctx.workspace, &dir, &name, db_path, max_memory)?).connection
             }

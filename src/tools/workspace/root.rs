@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
+use cap_fs_ext::DirExt as _;
 use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
 
 use super::entry::{classify, not_regular, outside};
@@ -145,9 +146,16 @@ impl Workspace {
         Ok(WalkDir { dir, rel: rel.clone() })
     }
 
-    /// Opens the directory `rel` beneath the root, for a caller that names files through it.
+    /// Opens the directory `rel`, a path with no symlink in it (as [`Self::canonical`] gives
+    /// one), for a caller that names files through it: one name at a time, following no
+    /// symlink, so that a directory swapped for a symlink since `rel` was resolved and checked
+    /// is refused rather than followed to another place in the workspace.
     pub(crate) fn open_dir(&self, rel: &Confined) -> Result<Dir, ToolError> {
-        self.dir.open_dir(rel.as_path()).map_err(|e| io_error(&e, rel))
+        let mut dir = self.dir.try_clone().map_err(|e| io_error(&e, rel))?;
+        for name in rel.as_path() {
+            dir = dir.open_dir_nofollow(name).map_err(|e| io_error(&e, rel))?;
+        }
+        Ok(dir)
     }
 
     /// Opens what `rel` names, once, for reading: a regular file with its size, or a directory.

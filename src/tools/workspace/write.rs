@@ -3,20 +3,24 @@
 //! allows it.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{OpenOptions, OpenOptionsExt, Permissions};
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt, Permissions};
 
+use super::entry::{not_regular, outside};
 use super::{Confined, Entry, Workspace, io_error};
 use crate::tools::error::{ErrorKind, ToolError};
 
 impl Workspace {
     /// Creates a new file atomically: written beside its target, then linked into place,
-    /// which fails if anything already exists there. Parent directories are created.
+    /// which fails if anything already exists there. Parent directories are created. The file
+    /// is written through its directory opened where the check found it, following no
+    /// symlink: a folder swapped for a symlink meanwhile is refused, not written through.
     pub(crate) fn create_new(&self, rel: &Confined, contents: &[u8]) -> Result<(), ToolError> {
         // Asked before the parents are made: making `.git/hooks` is a write too.
-        self.check_writable(rel, &self.real_location(rel)?)?;
+        let real = self.real_location(rel)?;
+        self.check_writable(rel, &real)?;
         let parent = rel.parent();
         match self.entry(&parent) {
             Ok(Entry::Dir) => {}
@@ -28,47 +32,64 @@ impl Workspace {
             }
             Err(err) => return Err(err),
         }
-        let temp = self.write_temp(rel, contents, None)?;
-        let linked = self.dir.hard_link(&temp, &self.dir, rel.as_path());
-        let _ = self.dir.remove_file(&temp);
+        let (dir, name) = self.held_parent(&real, rel)?;
+        let temp = write_temp(&dir, &name, rel, contents, None)?;
+        let linked = dir.hard_link(&temp, &dir, &name);
+        let _ = dir.remove_file(&temp);
         linked.map_err(|e| io_error(&e, rel))
     }
 
     /// Replaces an existing regular file atomically (temp file + rename), keeping its mode.
-    /// `rel` is the file itself, not a symlink to it (see [`Self::canonical`]).
+    /// `rel` is the file itself, not a symlink to it (see [`Self::canonical`]), written through
+    /// its directory opened following no symlink, as [`Self::create_new`] writes.
     pub(crate) fn replace(&self, rel: &Confined, contents: &[u8]) -> Result<(), ToolError> {
         self.check_writable(rel, rel)?;
-        let meta = self.dir.metadata(rel.as_path()).map_err(|e| io_error(&e, rel))?;
-        let temp = self.write_temp(rel, contents, Some(meta.permissions()))?;
-        self.dir.rename(&temp, &self.dir, rel.as_path()).map_err(|e| {
-            let _ = self.dir.remove_file(&temp);
+        let (dir, name) = self.held_parent(rel, rel)?;
+        let meta = dir.symlink_metadata(&name).map_err(|e| io_error(&e, rel))?;
+        if !meta.is_file() {
+            return Err(not_regular(rel));
+        }
+        let temp = write_temp(&dir, &name, rel, contents, Some(meta.permissions()))?;
+        dir.rename(&temp, &dir, &name).map_err(|e| {
+            let _ = dir.remove_file(&temp);
             io_error(&e, rel)
         })
     }
 
-    /// Writes `contents` to a fresh, uniquely named file next to `rel` and returns its path.
-    fn write_temp(
-        &self,
-        rel: &Confined,
-        contents: &[u8],
-        permissions: Option<Permissions>,
-    ) -> Result<PathBuf, ToolError> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = rel.as_path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let temp_name =
-            format!(".{name}.codeact-{}-{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-        let temp = rel.as_path().with_file_name(temp_name);
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true).mode(0o644);
-        let mut file = self.dir.open_with(&temp, &options).map_err(|e| io_error(&e, rel))?;
-        let written = file.write_all(contents).and_then(|()| match permissions {
-            Some(permissions) => file.set_permissions(permissions),
-            None => Ok(()),
-        });
-        if let Err(err) = written {
-            let _ = self.dir.remove_file(&temp);
-            return Err(io_error(&err, rel));
-        }
-        Ok(temp)
+    /// The directory `real` (a path with no symlink in it) lies in, opened following no
+    /// symlink ([`Self::open_dir`]), and `real`'s name in it; `shown` names the path in errors.
+    fn held_parent(&self, real: &Confined, shown: &Confined) -> Result<(Dir, PathBuf), ToolError> {
+        let name = real.as_path().file_name().ok_or_else(|| outside(&shown.shown()))?;
+        Ok((self.open_dir(&real.parent())?, PathBuf::from(name)))
     }
+}
+
+/// Writes `contents` to a fresh, uniquely named file in `dir`, next to `name` (which `rel` names
+/// in errors), and returns its name.
+fn write_temp(
+    dir: &Dir,
+    name: &Path,
+    rel: &Confined,
+    contents: &[u8],
+    permissions: Option<Permissions>,
+) -> Result<PathBuf, ToolError> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let temp = PathBuf::from(format!(
+        ".{}.codeact-{}-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true).mode(0o644);
+    let mut file = dir.open_with(&temp, &options).map_err(|e| io_error(&e, rel))?;
+    let written = file.write_all(contents).and_then(|()| match permissions {
+        Some(permissions) => file.set_permissions(permissions),
+        None => Ok(()),
+    });
+    if let Err(err) = written {
+        let _ = dir.remove_file(&temp);
+        return Err(io_error(&err, rel));
+    }
+    Ok(temp)
 }

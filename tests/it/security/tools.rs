@@ -314,6 +314,112 @@ fn sql_under_a_directory_symlink_swap_creates_nothing_outside() {
     assert!(made > 0, "no database was made: {}{}", out.stdout, out.stderr);
 }
 
+/// A folder swapped for a link to a protected folder inside the workspace, between the check of
+/// a database's path and its open: the folder is opened name by name without following a link,
+/// so nothing lands in `.git`.
+#[test]
+fn sql_under_a_directory_swapped_for_a_link_to_a_protected_folder_writes_nothing_there() {
+    for link in [".git", "./.git", ".vscode"] {
+        let env = env().file("d/inside_name.txt", "x").file(".git/HEAD", "ref: refs/heads/main\n");
+        let env = env.file(".vscode/settings.json", "{}").symlink(link, "d_link");
+        let protected = env.workspace().join(link.trim_start_matches("./"));
+        let before = files_under(&protected);
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = swap_until(&env.workspace(), &stop);
+        let program = "made = 0\nfor i in range(1500):\n    try:\n        \
+                       sql(query='CREATE TABLE IF NOT EXISTS t(x)', db_path=f'd/db_{i}.db')\n        made += 1\n    \
+                       except Exception:\n        pass\nprint(made)";
+        let out = env.run(&["run", "--timeout", "60", "--max-tool-calls", "1000000"], program);
+        stop.store(true, Ordering::Relaxed);
+        let swaps = swapper.join().unwrap();
+        assert!(swaps > 100, "only {swaps} swaps");
+        assert_eq!(files_under(&protected), before, "a database landed in {link} through the swapped folder");
+        let made: u64 = out.stdout.trim().parse().unwrap_or(0);
+        assert!(made > 0, "no database was made: {}{}", out.stdout, out.stderr);
+    }
+}
+
+/// `create` and `edit` under the same swap: each writes through its folder opened where the
+/// check found it, following no link, so nothing lands in `.git`.
+#[test]
+fn create_and_edit_under_a_directory_swapped_for_a_link_to_a_protected_folder_write_nothing_there() {
+    let mut env = env().file("d/inside_name.txt", "x").file(".git/HEAD", "ref: refs/heads/main\n");
+    for i in 0..1500 {
+        env = env.file(&format!("d/e{i}.txt"), "old").file(&format!(".git/e{i}.txt"), "old");
+    }
+    let env = env.symlink(".git", "d_link");
+    let git = env.workspace().join(".git");
+    let contents = || -> Vec<(String, Vec<u8>)> {
+        files_under(&git).into_iter().map(|name| (name.clone(), std::fs::read(git.join(&name)).unwrap())).collect()
+    };
+    let before = contents();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = swap_until(&env.workspace(), &stop);
+    let program = "done = 0\nfor i in range(1500):\n    for call in [lambda: create(path=f'd/c{i}.txt', file_text='new'), \
+                   lambda: edit(path=f'd/e{i}.txt', old_str='old', new_str='new')]:\n        try:\n            \
+                   call()\n            done += 1\n        except Exception:\n            pass\nprint(done)";
+    let out = env.run(&["run", "--timeout", "60", "--max-tool-calls", "1000000"], program);
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "only {swaps} swaps");
+    assert!(contents() == before, "a write landed in .git through the swapped folder");
+    let done: u64 = out.stdout.trim().parse().unwrap_or(0);
+    assert!(done > 0, "nothing was written: {}{}", out.stdout, out.stderr);
+}
+
+/// A database's folder moved away during the run, another made in its place: the next query
+/// opens the database the path names now, and nothing more is written where the folder went.
+#[test]
+fn sql_writes_no_more_through_a_folder_moved_out_of_the_workspace() {
+    for moved_to in ["OUT/sub", "WS/.git/sub"] {
+        let env = env().file(".git/HEAD", "ref: refs/heads/main\n");
+        let to = moved_to
+            .replace("OUT", &env.outside().display().to_string())
+            .replace("WS", &env.workspace().display().to_string());
+        std::fs::create_dir_all(env.workspace().join("sub")).unwrap();
+        let program = format!(
+            "sql(query='create table t(x)', db_path='sub/x.db')\n\
+             bash(command=\"mv sub '{to}' && mkdir sub\")\n\
+             for mode in ['delete', 'wal']:\n    \
+                 sql(query=f'pragma journal_mode={{mode}}', db_path='sub/x.db')\n    \
+                 sql(query='create table if not exists t(x); insert into t values (2)', db_path='sub/x.db')\n\
+             print(sql(query='select count(*) as n from t', db_path='sub/x.db'))"
+        );
+        let out = env.run(&["run"], &program);
+        assert_eq!(out.stdout, "[{'n': 2}]\n", "{moved_to}: {}", out.stderr);
+        let moved = std::path::Path::new(&to);
+        assert_eq!(files_under(moved), ["x.db"], "{moved_to}: written after it moved");
+        std::fs::copy(moved.join("x.db"), env.workspace().join("moved.db")).unwrap();
+        let rows = env.stdout_of("print(sql(query='select count(*) as n from t', db_path='moved.db'))");
+        assert_eq!(rows, "[{'n': 0}]\n", "{moved_to}: rows written after it moved");
+    }
+}
+
+/// A FIFO where `SQLite` would open a journal or a WAL is never opened as its file (a device
+/// node there would be written through; a FIFO blocked the run until its time limit): the
+/// query is refused, or `SQLite` removes the name and makes a journal of its own.
+#[test]
+fn sql_opens_no_fifo_beside_the_database() {
+    for (suffix, mode) in [("-journal", "delete"), ("-journal", "persist"), ("-wal", "wal"), ("-shm", "wal")] {
+        let env = env();
+        env.stdout_of(&format!(
+            "sql(query='pragma journal_mode={mode}', db_path='app.db')\n_ = sql(query='create table t(x)', db_path='app.db')"
+        ));
+        let fifo = env.workspace().join(format!("app.db{suffix}"));
+        let _ = std::fs::remove_file(&fifo);
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+        let program = format!(
+            "try:\n    sql(query='pragma journal_mode={mode}', db_path='app.db')\n    \
+             sql(query='insert into t values (1)', db_path='app.db')\n    \
+             print('wrote')\nexcept Exception as exc:\n    print('refused')"
+        );
+        let (code, value) = env.run_json(&program, &["--timeout", "20"]);
+        let case = format!("{suffix} {mode}: {value}");
+        assert_eq!((code, &value["error"]), (0, &Value::Null), "{case}");
+        assert!(["wrote\n", "refused\n"].contains(&value["stdout"].as_str().unwrap_or_default()), "{case}");
+    }
+}
+
 #[test]
 fn sql_writes_no_journal_through_a_symlink_beside_the_database() {
     // Each file SQLite makes beside a database, planted as a link to a file outside, beside a
