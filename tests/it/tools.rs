@@ -36,6 +36,22 @@ fn create_makes_parents_and_refuses_to_overwrite() {
     assert_eq!(std::fs::read_to_string(env.workspace().join("keep.txt")).unwrap(), "original");
 }
 
+/// A file whose name is as long as the file system allows is created and edited: the file
+/// written beside it first has a short name of its own.
+#[test]
+fn create_and_edit_take_names_as_long_as_the_file_system_allows() {
+    let env = TestEnv::new();
+    for length in [200, 240, 255] {
+        let name = "n".repeat(length - 4) + ".txt";
+        let program = format!(
+            "create(path='deep/{name}', file_text='one')\nedit(path='deep/{name}', old_str='one', new_str='two')\n\
+             print(view(path='deep/{name}'))"
+        );
+        assert_eq!(env.stdout_of(&program), "two\n", "a {length}-byte name");
+    }
+    assert_eq!(std::fs::read_dir(env.workspace().join("deep")).unwrap().count(), 3, "no file left beside them");
+}
+
 #[test]
 fn view_refuses_files_over_ten_mebibytes_but_reads_their_lines() {
     let line = "0123456789abcdef".repeat(8) + "\n";

@@ -151,9 +151,27 @@ impl Workspace {
     /// symlink, so that a directory swapped for a symlink since `rel` was resolved and checked
     /// is refused rather than followed to another place in the workspace.
     pub(crate) fn open_dir(&self, rel: &Confined) -> Result<Dir, ToolError> {
+        self.open_names(rel, false)
+    }
+
+    /// Opens the directory `rel` as [`Self::open_dir`] does, making each one missing on the
+    /// way in the one opened before it (never through a symlink): the folders a new file needs.
+    pub(crate) fn open_dir_creating(&self, rel: &Confined) -> Result<Dir, ToolError> {
+        self.open_names(rel, true)
+    }
+
+    fn open_names(&self, rel: &Confined, create: bool) -> Result<Dir, ToolError> {
         let mut dir = self.dir.try_clone().map_err(|e| io_error(&e, rel))?;
         for name in rel.as_path() {
-            dir = dir.open_dir_nofollow(name).map_err(|e| io_error(&e, rel))?;
+            let opened = match dir.open_dir_nofollow(name) {
+                Err(err) if create && err.kind() == io::ErrorKind::NotFound => match dir.create_dir(name) {
+                    Ok(()) => dir.open_dir_nofollow(name),
+                    Err(err) if err.kind() == io::ErrorKind::AlreadyExists => dir.open_dir_nofollow(name),
+                    Err(err) => Err(err),
+                },
+                opened => opened,
+            };
+            dir = opened.map_err(|e| io_error(&e, rel))?;
         }
         Ok(dir)
     }

@@ -3,7 +3,7 @@
 //! allows it.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt, Permissions};
@@ -27,13 +27,14 @@ impl Workspace {
             Ok(_) => {
                 return Err(ToolError::new(ErrorKind::NotADirectory, format!("not a directory: '{}'", parent.shown())));
             }
-            Err(err) if err.kind == ErrorKind::FileNotFound => {
-                self.dir.create_dir_all(parent.as_path()).map_err(|e| io_error(&e, &parent))?;
-            }
+            Err(err) if err.kind == ErrorKind::FileNotFound => {}
             Err(err) => return Err(err),
         }
-        let (dir, name) = self.held_parent(&real, rel)?;
-        let temp = write_temp(&dir, &name, rel, contents, None)?;
+        // The missing folders are made on the checked way, one in the next, never through a
+        // symlink: a folder swapped for one meanwhile makes nothing where it leads.
+        let name = PathBuf::from(real.as_path().file_name().ok_or_else(|| outside(&rel.shown()))?);
+        let dir = self.open_dir_creating(&real.parent())?;
+        let temp = write_temp(&dir, rel, contents, None)?;
         let linked = dir.hard_link(&temp, &dir, &name);
         let _ = dir.remove_file(&temp);
         linked.map_err(|e| io_error(&e, rel))
@@ -49,7 +50,7 @@ impl Workspace {
         if !meta.is_file() {
             return Err(not_regular(rel));
         }
-        let temp = write_temp(&dir, &name, rel, contents, Some(meta.permissions()))?;
+        let temp = write_temp(&dir, rel, contents, Some(meta.permissions()))?;
         dir.rename(&temp, &dir, &name).map_err(|e| {
             let _ = dir.remove_file(&temp);
             io_error(&e, rel)
@@ -64,22 +65,17 @@ impl Workspace {
     }
 }
 
-/// Writes `contents` to a fresh, uniquely named file in `dir`, next to `name` (which `rel` names
-/// in errors), and returns its name.
+/// Writes `contents` to a fresh, uniquely named file in `dir`, beside the file `rel` names, and
+/// returns its name: short whatever the file's name, and matching no rule of its own.
 fn write_temp(
     dir: &Dir,
-    name: &Path,
     rel: &Confined,
     contents: &[u8],
     permissions: Option<Permissions>,
 ) -> Result<PathBuf, ToolError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let temp = PathBuf::from(format!(
-        ".{}.codeact-{}-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let temp =
+        PathBuf::from(format!(".codeact-{}-{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let mut options = OpenOptions::new();
     options.write(true).create_new(true).mode(0o644);
     let mut file = dir.open_with(&temp, &options).map_err(|e| io_error(&e, rel))?;

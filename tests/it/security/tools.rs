@@ -81,6 +81,17 @@ pub(super) fn assert_refused(calls: &[String], results: &[(String, String)], rul
 }
 
 /// Every file under `dir`, relative to it, sorted.
+/// How many folders lie below `dir`, at any depth (symlinks not followed).
+fn folders_under(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| entry.file_type().unwrap().is_dir())
+        .map(|entry| 1 + folders_under(&entry.path()))
+        .sum()
+}
+
 pub(super) fn files_under(dir: &Path) -> Vec<String> {
     fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -349,13 +360,16 @@ fn create_and_edit_under_a_directory_swapped_for_a_link_to_a_protected_folder_wr
     }
     let env = env.symlink(".git", "d_link");
     let git = env.workspace().join(".git");
-    let contents = || -> Vec<(String, Vec<u8>)> {
-        files_under(&git).into_iter().map(|name| (name.clone(), std::fs::read(git.join(&name)).unwrap())).collect()
+    // Every file with its bytes, and every folder (an empty one too).
+    let contents = || -> (Vec<(String, Vec<u8>)>, usize) {
+        let files = files_under(&git).into_iter().map(|name| (name.clone(), std::fs::read(git.join(&name)).unwrap()));
+        (files.collect(), folders_under(&git))
     };
     let before = contents();
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = swap_until(&env.workspace(), &stop);
     let program = "done = 0\nfor i in range(1500):\n    for call in [lambda: create(path=f'd/c{i}.txt', file_text='new'), \
+                   lambda: create(path=f'd/n{i}/m/x.txt', file_text='new'), \
                    lambda: edit(path=f'd/e{i}.txt', old_str='old', new_str='new')]:\n        try:\n            \
                    call()\n            done += 1\n        except Exception:\n            pass\nprint(done)";
     let out = env.run(&["run", "--timeout", "60", "--max-tool-calls", "1000000"], program);
