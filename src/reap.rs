@@ -28,11 +28,10 @@ static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
 /// Noted process groups, and whether codeact has begun to end them all.
 struct Registry {
-    /// Held shared while a group is started and noted, and alone to begin ending: so that no
-    /// group is between its start and its noting when the groups are collected to be ended.
-    starts: RwLock<()>,
-    /// Set once [`Registry::terminate_all`] has begun: no group is started from then on.
-    ending: AtomicBool,
+    /// Whether [`Registry::terminate_all`] has begun (no group is started from then on): read
+    /// while a group is started and noted, written to begin ending, so that no group is
+    /// between its start and its noting when the groups are collected to be ended.
+    ending: RwLock<bool>,
     /// Held through a whole [`Registry::terminate_all`]: a second caller (the watchdog and a
     /// signal, both ending codeact) returns only once the groups the first took are killed.
     ends: Mutex<()>,
@@ -41,12 +40,7 @@ struct Registry {
 
 impl Registry {
     const fn new() -> Self {
-        Self {
-            starts: RwLock::new(()),
-            ending: AtomicBool::new(false),
-            ends: Mutex::new(()),
-            leaders: Mutex::new(Vec::new()),
-        }
+        Self { ending: RwLock::new(false), ends: Mutex::new(()), leaders: Mutex::new(Vec::new()) }
     }
 
     fn leaders(&self) -> MutexGuard<'_, Vec<u32>> {
@@ -54,8 +48,8 @@ impl Registry {
     }
 
     fn start<C>(&self, start: impl FnOnce() -> io::Result<(C, u32)>) -> io::Result<(C, u32)> {
-        let _starting = self.starts.read().unwrap_or_else(PoisonError::into_inner);
-        if self.ending.load(Ordering::SeqCst) {
+        let ending = self.ending.read().unwrap_or_else(PoisonError::into_inner);
+        if *ending {
             return Err(io::Error::other("codeact is ending: no new command is started"));
         }
         let (child, pid) = start()?;
@@ -70,8 +64,7 @@ impl Registry {
     fn terminate_all(&self, grace: Duration) {
         let _one_end = self.ends.lock().unwrap_or_else(PoisonError::into_inner);
         let pids: Vec<u32> = {
-            let _no_starts = self.starts.write().unwrap_or_else(PoisonError::into_inner);
-            self.ending.store(true, Ordering::SeqCst);
+            *self.ending.write().unwrap_or_else(PoisonError::into_inner) = true;
             self.leaders().drain(..).collect()
         };
         for &pid in &pids {
@@ -220,7 +213,7 @@ mod tests {
             let registry = Arc::clone(&registry);
             move || registry.terminate_all(Duration::from_secs(3))
         });
-        while !registry.ending.load(Ordering::SeqCst) {
+        while !*registry.ending.read().unwrap() {
             std::thread::sleep(Duration::from_millis(5));
         }
         registry.terminate_all(Duration::from_secs(3));

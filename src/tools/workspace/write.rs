@@ -32,8 +32,7 @@ impl Workspace {
         }
         // The missing folders are made on the checked way, one in the next, never through a
         // symlink: a folder swapped for one meanwhile makes nothing where it leads.
-        let name = PathBuf::from(real.as_path().file_name().ok_or_else(|| outside(&rel.shown()))?);
-        let dir = self.open_dir_creating(&real.parent())?;
+        let (dir, name) = self.held_parent(&real, rel, Missing::Make)?;
         let temp = write_temp(&dir, rel, contents, None)?;
         let linked = dir.hard_link(&temp, &dir, &name);
         let _ = dir.remove_file(&temp);
@@ -45,7 +44,7 @@ impl Workspace {
     /// its directory opened following no symlink, as [`Self::create_new`] writes.
     pub(crate) fn replace(&self, rel: &Confined, contents: &[u8]) -> Result<(), ToolError> {
         self.check_writable(rel, rel)?;
-        let (dir, name) = self.held_parent(rel, rel)?;
+        let (dir, name) = self.held_parent(rel, rel, Missing::Refuse)?;
         let meta = dir.symlink_metadata(&name).map_err(|e| io_error(&e, rel))?;
         if !meta.is_file() {
             return Err(not_regular(rel));
@@ -58,11 +57,25 @@ impl Workspace {
     }
 
     /// The directory `real` (a path with no symlink in it) lies in, opened following no
-    /// symlink ([`Self::open_dir`]), and `real`'s name in it; `shown` names the path in errors.
-    fn held_parent(&self, real: &Confined, shown: &Confined) -> Result<(Dir, PathBuf), ToolError> {
-        let name = real.as_path().file_name().ok_or_else(|| outside(&shown.shown()))?;
-        Ok((self.open_dir(&real.parent())?, PathBuf::from(name)))
+    /// symlink ([`Self::open_dir`]), its missing folders made where `missing` says so, and
+    /// `real`'s name in it; `shown` names the path in errors.
+    fn held_parent(&self, real: &Confined, shown: &Confined, missing: Missing) -> Result<(Dir, PathBuf), ToolError> {
+        let name = PathBuf::from(real.as_path().file_name().ok_or_else(|| outside(&shown.shown()))?);
+        let dir = match missing {
+            Missing::Make => self.open_dir_creating(&real.parent())?,
+            Missing::Refuse => self.open_dir(&real.parent())?,
+        };
+        Ok((dir, name))
     }
+}
+
+/// What opening a file's directory does with folders missing on the way.
+#[derive(Debug, Clone, Copy)]
+enum Missing {
+    /// Makes them (a new file's).
+    Make,
+    /// Fails (an existing file's).
+    Refuse,
 }
 
 /// Writes `contents` to a fresh, uniquely named file in `dir`, beside the file `rel` names, and

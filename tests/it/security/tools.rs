@@ -285,9 +285,20 @@ fn web_fetch_of_deeply_nested_html_ends_within_the_time_limit() {
     assert_eq!(out.stdout, "deep text\n");
 }
 
-/// Swaps the directory `d` and the symlink `d_link` (to a directory outside) in the workspace
-/// with `renameat2(RENAME_EXCHANGE)` until `stop`, as a concurrent writer could; returns the
-/// number of swaps.
+/// Runs `program` while the directory `d` and the symlink `d_link` in the workspace are swapped
+/// over and over, as a concurrent writer could; the swaps must have been many.
+fn run_while_swapping(env: &TestEnv, program: &str) -> crate::support::Output {
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = swap_until(&env.workspace(), &stop);
+    let out = env.run(&["run", "--timeout", "60", "--max-tool-calls", "1000000"], program);
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "only {swaps} swaps");
+    out
+}
+
+/// Swaps the directory `d` and the symlink `d_link` in the workspace with
+/// `renameat2(RENAME_EXCHANGE)` until `stop`; returns the number of swaps.
 fn swap_until(workspace: &Path, stop: &Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
     let (workspace, stop) = (workspace.to_path_buf(), stop.clone());
     std::thread::spawn(move || {
@@ -308,21 +319,23 @@ fn race_env() -> TestEnv {
     env.symlink(target, "d_link")
 }
 
+/// 1500 databases made in `d/`, each tried whatever the others did; prints how many were made.
+const SQL_IN_D: &str = "made = 0\nfor i in range(1500):\n    try:\n        \
+                        sql(query='CREATE TABLE IF NOT EXISTS t(x)', db_path=f'd/db_{i}.db')\n        made += 1\n    \
+                        except Exception:\n        pass\nprint(made)";
+
+/// The program printed a count of writes made, and some were: the race did not only refuse.
+fn assert_some_made(out: &crate::support::Output) {
+    let made: u64 = out.stdout.trim().parse().unwrap_or(0);
+    assert!(made > 0, "nothing was written: {}{}", out.stdout, out.stderr);
+}
+
 #[test]
 fn sql_under_a_directory_symlink_swap_creates_nothing_outside() {
     let env = race_env();
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapper = swap_until(&env.workspace(), &stop);
-    let program = "made = 0\nfor i in range(1500):\n    try:\n        \
-                   sql(query='CREATE TABLE IF NOT EXISTS t(x)', db_path=f'd/db_{i}.db')\n        made += 1\n    \
-                   except Exception:\n        pass\nprint(made)";
-    let out = env.run(&["run", "--timeout", "60", "--max-tool-calls", "1000000"], program);
-    stop.store(true, Ordering::Relaxed);
-    let swaps = swapper.join().unwrap();
-    assert!(swaps > 100, "only {swaps} swaps");
+    let out = run_while_swapping(&env, SQL_IN_D);
     assert_eq!(files_under(&env.outside().join("racedir")), ["outside_only_name.txt"]);
-    let made: u64 = out.stdout.trim().parse().unwrap_or(0);
-    assert!(made > 0, "no database was made: {}{}", out.stdout, out.stderr);
+    assert_some_made(&out);
 }
 
 /// A folder swapped for a link to a protected folder inside the workspace, between the check of
@@ -335,18 +348,9 @@ fn sql_under_a_directory_swapped_for_a_link_to_a_protected_folder_writes_nothing
         let env = env.file(".vscode/settings.json", "{}").symlink(link, "d_link");
         let protected = env.workspace().join(link.trim_start_matches("./"));
         let before = files_under(&protected);
-        let stop = Arc::new(AtomicBool::new(false));
-        let swapper = swap_until(&env.workspace(), &stop);
-        let program = "made = 0\nfor i in range(1500):\n    try:\n        \
-                       sql(query='CREATE TABLE IF NOT EXISTS t(x)', db_path=f'd/db_{i}.db')\n        made += 1\n    \
-                       except Exception:\n        pass\nprint(made)";
-        let out = env.run(&["run", "--timeout", "60", "--max-tool-calls", "1000000"], program);
-        stop.store(true, Ordering::Relaxed);
-        let swaps = swapper.join().unwrap();
-        assert!(swaps > 100, "only {swaps} swaps");
+        let out = run_while_swapping(&env, SQL_IN_D);
         assert_eq!(files_under(&protected), before, "a database landed in {link} through the swapped folder");
-        let made: u64 = out.stdout.trim().parse().unwrap_or(0);
-        assert!(made > 0, "no database was made: {}{}", out.stdout, out.stderr);
+        assert_some_made(&out);
     }
 }
 
@@ -366,19 +370,13 @@ fn create_and_edit_under_a_directory_swapped_for_a_link_to_a_protected_folder_wr
         (files.collect(), folders_under(&git))
     };
     let before = contents();
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapper = swap_until(&env.workspace(), &stop);
     let program = "done = 0\nfor i in range(1500):\n    for call in [lambda: create(path=f'd/c{i}.txt', file_text='new'), \
                    lambda: create(path=f'd/n{i}/m/x.txt', file_text='new'), \
                    lambda: edit(path=f'd/e{i}.txt', old_str='old', new_str='new')]:\n        try:\n            \
                    call()\n            done += 1\n        except Exception:\n            pass\nprint(done)";
-    let out = env.run(&["run", "--timeout", "60", "--max-tool-calls", "1000000"], program);
-    stop.store(true, Ordering::Relaxed);
-    let swaps = swapper.join().unwrap();
-    assert!(swaps > 100, "only {swaps} swaps");
+    let out = run_while_swapping(&env, program);
     assert!(contents() == before, "a write landed in .git through the swapped folder");
-    let done: u64 = out.stdout.trim().parse().unwrap_or(0);
-    assert!(done > 0, "nothing was written: {}{}", out.stdout, out.stderr);
+    assert_some_made(&out);
 }
 
 /// A database's folder moved away during the run, another made in its place: the next query
@@ -503,15 +501,10 @@ fn sql_writes_no_file_that_another_hard_link_names() {
 #[test]
 fn glob_under_a_directory_symlink_swap_lists_nothing_outside() {
     let env = race_env();
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapper = swap_until(&env.workspace(), &stop);
     let program = "seen = set()\nfor i in range(1500):\n    for call in [lambda: glob(pattern='**/*', paths='d'), \
                    lambda: glob(pattern='d/*')]:\n        try:\n            seen.update(call())\n        \
                    except Exception:\n            pass\nprint(sorted(seen))";
-    let out = env.run(&["run", "--timeout", "60", "--max-tool-calls", "1000000"], program);
-    stop.store(true, Ordering::Relaxed);
-    let swaps = swapper.join().unwrap();
-    assert!(swaps > 100, "only {swaps} swaps");
+    let out = run_while_swapping(&env, program);
     assert!(!out.stdout.contains("outside_only_name"), "listed a name from outside: {}", out.stdout);
     assert!(out.stdout.contains("d/inside_name.txt"), "{}{}", out.stdout, out.stderr);
 }
