@@ -40,6 +40,8 @@ const PLUGIN_FILES: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Reference<'a> {
     pub(crate) backend: Backend,
+    /// Where a program Monty cannot run runs again (`--backend auto` with CPython installed).
+    pub(crate) fallback: Option<Backend>,
     pub(crate) catalog: &'a Catalog,
     pub(crate) limits: &'a Limits,
     /// How the model invokes codeact: an absolute path, `codeact`, or a launcher command.
@@ -101,7 +103,8 @@ impl Reference<'_> {
     /// The command line that runs a program on this backend (without the here-document).
     #[must_use]
     pub(crate) fn command(&self) -> String {
-        format!("{} run --backend {}", self.binary, self.backend.name())
+        let backend = if self.fallback.is_some() { "auto" } else { self.backend.name() };
+        format!("{} run --backend {backend}", self.binary)
     }
 
     fn context(&self, marker: &str, reader: Reader) -> Value {
@@ -124,6 +127,7 @@ impl Reference<'_> {
             command => self.command(),
             tools => tools,
             backend => self.backend.name(),
+            fallback => self.fallback.map(Backend::name),
             max_output => self.limits.max_output,
             timeout => format_seconds(self.limits.timeout),
             max_memory => format_size(self.limits.max_memory),

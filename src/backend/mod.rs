@@ -10,5 +10,5 @@ mod select;
 pub(crate) mod wasm;
 
 pub(crate) use choice::Choice;
-pub(crate) use preflight::{Check, preflight, statuses};
-pub(crate) use select::{Backend, BackendUnavailable, select, select_without_probing};
+pub(crate) use preflight::{Check, Status, preflight, statuses};
+pub(crate) use select::{Backend, BackendUnavailable, Prepared, cpython, fallback, select, select_without_probing};

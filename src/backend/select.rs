@@ -138,10 +138,38 @@ fn hyperlight_ready_with(
     })
 }
 
-/// Picks the backend for `choice`. `auto` takes `hyperlight` when a micro-VM starts here,
-/// else `wasm` when its guest is installed, else Monty, which is always built in.
+/// Picks the backend for `choice`. `auto` takes Monty, which is always built in and starts in
+/// a millisecond; a program Monty cannot run then runs again on [`cpython`].
 pub(crate) fn select(choice: Choice) -> Result<Backend, BackendUnavailable> {
     select_with(choice, hyperlight_ready, wasm_ready)
+}
+
+/// Where `auto` runs a program that Monty cannot: `hyperlight` when a micro-VM starts here, else
+/// `wasm` when its guest is installed; else why neither can (the `wasm` backend's reason).
+pub(crate) fn cpython() -> Result<Backend, BackendUnavailable> {
+    cpython_with(hyperlight_ready, wasm_ready)
+}
+
+/// [`cpython`] without starting a micro-VM (see [`select_without_probing`]).
+fn cpython_without_probing() -> Result<Backend, BackendUnavailable> {
+    cpython_with(hyperlight_known_ready, wasm_ready)
+}
+
+/// Where a program Monty cannot run runs again for `choice`, as far as is known without starting
+/// a micro-VM: only `auto` runs a program again, and only where CPython is installed.
+#[must_use]
+pub(crate) fn fallback(choice: Choice) -> Option<Backend> {
+    (choice == Choice::Auto).then(cpython_without_probing).and_then(Result::ok)
+}
+
+fn cpython_with(
+    hyperlight_ready: impl Fn() -> Result<(), BackendUnavailable>,
+    wasm_ready: impl Fn() -> Result<(), BackendUnavailable>,
+) -> Result<Backend, BackendUnavailable> {
+    if hyperlight_ready().is_ok() {
+        return Ok(Backend::Hyperlight);
+    }
+    wasm_ready().map(|()| Backend::Wasm)
 }
 
 /// [`select`] for the hooks, which must answer at once: no micro-VM is started to find out
@@ -156,14 +184,7 @@ fn select_with(
     wasm_ready: impl Fn() -> Result<(), BackendUnavailable>,
 ) -> Result<Backend, BackendUnavailable> {
     match choice {
-        Choice::Monty => Ok(Backend::Monty),
-        Choice::Auto => Ok(if hyperlight_ready().is_ok() {
-            Backend::Hyperlight
-        } else if wasm_ready().is_ok() {
-            Backend::Wasm
-        } else {
-            Backend::Monty
-        }),
+        Choice::Monty | Choice::Auto => Ok(Backend::Monty),
         Choice::Wasm => wasm_ready().map(|()| Backend::Wasm),
         Choice::Hyperlight => hyperlight_ready().map(|()| Backend::Hyperlight),
     }
@@ -178,25 +199,21 @@ mod tests {
     }
 
     #[test]
-    fn auto_takes_the_first_backend_that_runs_here_and_monty_last() {
+    fn auto_runs_monty_first_and_cpython_where_monty_cannot() {
         let ready = || Ok::<(), BackendUnavailable>(());
         let hyperlight = || missing(Choice::Hyperlight);
-        let pick = |hyperlight_runs: bool, wasm_runs: bool| {
-            match (hyperlight_runs, wasm_runs) {
-                (true, true) => select_with(Choice::Auto, ready, ready),
-                (true, false) => select_with(Choice::Auto, ready, missing(Choice::Wasm)),
-                (false, true) => select_with(Choice::Auto, hyperlight(), ready),
-                (false, false) => select_with(Choice::Auto, hyperlight(), missing(Choice::Wasm)),
-            }
-            .unwrap()
-        };
-        assert_eq!(pick(true, true), Backend::Hyperlight);
-        assert_eq!(pick(true, false), Backend::Hyperlight);
-        // Where Hyperlight does not run (macOS), the CPython guest where it is installed, else Monty.
-        assert_eq!(pick(false, true), Backend::Wasm);
-        assert_eq!(pick(false, false), Backend::Monty);
+        // Whatever runs here, auto starts on Monty.
+        assert_eq!(select_with(Choice::Auto, ready, ready).unwrap(), Backend::Monty);
+        assert_eq!(select_with(Choice::Auto, hyperlight(), missing(Choice::Wasm)).unwrap(), Backend::Monty);
+        // CPython: the micro-VM where it starts, else the wasm guest where it is installed.
+        assert_eq!(cpython_with(ready, ready).unwrap(), Backend::Hyperlight);
+        assert_eq!(cpython_with(ready, missing(Choice::Wasm)).unwrap(), Backend::Hyperlight);
+        assert_eq!(cpython_with(hyperlight(), ready).unwrap(), Backend::Wasm);
+        let neither = cpython_with(hyperlight(), missing(Choice::Wasm)).unwrap_err();
+        assert_eq!(neither.choice, Choice::Wasm, "the guest install is what to do");
         let asked = select_with(Choice::Hyperlight, hyperlight(), ready).unwrap_err();
         assert_eq!(asked.choice, Choice::Hyperlight);
         assert_eq!(select_with(Choice::Monty, hyperlight(), missing(Choice::Wasm)).unwrap(), Backend::Monty);
+        assert_eq!(select_with(Choice::Wasm, ready, ready).unwrap(), Backend::Wasm);
     }
 }

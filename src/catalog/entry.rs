@@ -40,8 +40,8 @@ pub(crate) struct DropIn {
 pub(crate) enum McpFunction {
     /// One of the helpers (`mcp_call`, `mcp_tools`, `mcp_resources`, …), by what it takes.
     Helper(McpHelper),
-    /// `<server>__<tool>(**arguments)`.
-    Tool { function: String, server: String, tool: String, description: String, input_schema: Json },
+    /// `<server>__<tool>(**arguments)`; `read_only` when its server marks it `readOnlyHint`.
+    Tool { function: String, server: String, tool: String, description: String, input_schema: Json, read_only: bool },
 }
 
 impl PartialEq for McpFunction {

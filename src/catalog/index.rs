@@ -41,6 +41,7 @@ impl Catalog {
                 tool: listed.name.clone(),
                 description: listed.description.clone(),
                 input_schema: listed.input_schema.clone(),
+                read_only: listed.read_only(),
             })));
         }
     }

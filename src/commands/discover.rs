@@ -21,6 +21,8 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
         catalog.servers().into_iter().map(|(name, tools)| json!({"name": name, "tools": tools})).collect();
     let manifest = json!({
         "backend": backend.name(),
+        // Where a program the backend cannot run runs again (`auto` with CPython installed).
+        "fallback": backend::fallback(config.backend).map(backend::Backend::name),
         "workspace": config.workspace.display().to_string(),
         "tools": catalog.tools().map(|tool| tool.describe().to_json()).collect::<Vec<_>>(),
         "mcp_servers": servers,

@@ -52,12 +52,19 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
     }
     let invocation = reach::invocation();
     let route = reach::route(args.route);
-    let reference = Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &invocation, route };
+    let reference = Reference {
+        backend,
+        fallback: backend::fallback(config.backend),
+        catalog: &built.catalog,
+        limits: &config.limits,
+        binary: &invocation,
+        route,
+    };
     let regenerate = format!(
         "codeact install{}{} --backend {}",
         if args.global { " --global" } else { "" },
         if args.agent { " --agent" } else { "" },
-        backend.name()
+        config.backend.name()
     );
     // Check every target before writing any: a user's file is never overwritten, and nothing is
     // written when one target is refused.

@@ -19,8 +19,15 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
         setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = reach::invocation();
     let route = reach::route(None);
-    let text =
-        Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary, route }.reference()?;
+    let text = Reference {
+        backend,
+        fallback: backend::fallback(config.backend),
+        catalog: &built.catalog,
+        limits: &config.limits,
+        binary: &binary,
+        route,
+    }
+    .reference()?;
     output::text(&text)?;
     Ok(exit::SUCCESS)
 }

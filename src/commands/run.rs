@@ -6,13 +6,14 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::setup;
-use crate::backend;
+use crate::backend::{self, Choice, Prepared};
 use crate::catalog::Discovery;
 use crate::cli::RunArgs;
 use crate::exit::{self, UsageError};
+use crate::guest;
 use crate::hint::Hint;
 use crate::output::{self, Report};
-use crate::sandbox::{GuestCache, Host, Parts, Watchdog};
+use crate::sandbox::{GuestCache, Host, Outcome, Parts, Watchdog};
 use crate::tools::workspace::Workspace;
 use crate::tools::{ToolContext, github};
 
@@ -30,15 +31,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     let program = read_program(args)?;
     // The loader looks at the cache first thing (for a changed file, that means hashing it):
     // none of it is the program's time.
-    match prepared.guest_cache() {
-        Some((GuestCache::Compiled, _)) => {
-            output::diagnostic("codeact: compiling the CPython guest for this machine (once; under a minute)…");
-        }
-        Some((GuestCache::Recompiled, path)) => {
-            output::warning(&format!("`{path}` changed since codeact wrote it; compiling the guest again"));
-        }
-        Some((GuestCache::Hit, _)) | None => {}
-    }
+    say_guest_cache(&prepared);
     let started = Instant::now();
     let mut workspace = Workspace::open(&config.workspace)
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
@@ -66,10 +59,86 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     let watchdog = Watchdog::start(&host, backend.name(), move |outcome| {
         let _ = output::report(outcome, report, max_output);
     });
-    let outcome = prepared.run(&program, &mut host);
+    let mut outcome = prepared.run(&program, &mut host);
+    if config.backend == Choice::Auto && outcome.beyond_monty.is_some() {
+        outcome = run_on_cpython(outcome, &program, &mut host);
+    }
     watchdog.finish();
     output::report(&outcome, report, max_output)?;
     Ok(if outcome.success() { exit::SUCCESS } else { exit::PROGRAM_FAILED })
+}
+
+/// What the wasm loader found in its cache, when it is news to the user.
+fn say_guest_cache(prepared: &Prepared) {
+    match prepared.guest_cache() {
+        Some((GuestCache::Compiled, _)) => {
+            output::diagnostic("codeact: compiling the CPython guest for this machine (once; under a minute)…");
+        }
+        Some((GuestCache::Recompiled, path)) => {
+            output::warning(&format!("`{path}` changed since codeact wrote it; compiling the guest again"));
+        }
+        Some((GuestCache::Hit, _)) | None => {}
+    }
+}
+
+/// A program Monty could not run, on `auto`: run again from the start on CPython, when it has
+/// changed nothing yet (it called only tools that read) and CPython runs here. Otherwise
+/// Monty's error stands, saying why it was not run again and what would run it.
+fn run_on_cpython(monty: Outcome, program: &str, host: &mut Host) -> Outcome {
+    if let Some(tool) = host.changed_something() {
+        let note = format!(
+            "codeact: Monty cannot run this program, and it was not run again on CPython because it had \
+             already called {tool}(), which may have changed something; write it for Monty, or run it with \
+             `--backend wasm`"
+        );
+        return with_note(monty, &note);
+    }
+    match backend::cpython() {
+        Ok(cpython) => {
+            let because = monty.beyond_monty.unwrap_or_default();
+            host.start_over();
+            let prepared = cpython.prepare();
+            say_guest_cache(&prepared);
+            let mut outcome = prepared.run(program, host);
+            outcome.fell_back = Some(because);
+            outcome
+        }
+        Err(unavailable) => {
+            say_once_how_to_install(&unavailable.reason);
+            let note = format!(
+                "codeact: Monty cannot run this program, and CPython, which would, is not installed \
+                 (`{}` installs it); write it for Monty",
+                guest::INSTALL_HINT
+            );
+            with_note(monty, &note)
+        }
+    }
+}
+
+/// Tells the user, once per machine (a file in codeact's state folder marks it said), that
+/// programs Monty cannot run would run on CPython once it is installed. Programs that need it
+/// are the model's; the install is the user's.
+fn say_once_how_to_install(why: &str) {
+    let Some(marker) = crate::dirs::state().map(|dir| dir.join("cpython-install-suggested")) else { return };
+    if marker.exists() {
+        return;
+    }
+    output::diagnostic(&format!(
+        "codeact: a program Monty cannot run would run on CPython, which is not installed here ({why}); \
+         `{}` installs it (once; this is not said again)",
+        guest::INSTALL_HINT
+    ));
+    let _ = marker.parent().map(std::fs::create_dir_all);
+    let _ = std::fs::write(&marker, b"");
+}
+
+/// `outcome` with `note` after its error's traceback.
+fn with_note(mut outcome: Outcome, note: &str) -> Outcome {
+    if let Some(error) = &mut outcome.error {
+        error.traceback.push('\n');
+        error.traceback.push_str(note);
+    }
+    outcome
 }
 
 /// The program text from `--code`, `--file`, or stdin.

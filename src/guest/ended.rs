@@ -63,6 +63,8 @@ pub(crate) fn outcome(
         return_repr,
         error,
         backend,
+        beyond_monty: None,
+        fell_back: None,
         guest_cache,
         duration: host.elapsed(),
         tool_calls: host.tool_calls(),

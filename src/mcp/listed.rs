@@ -51,6 +51,12 @@ impl ListedTool {
         })
     }
 
+    /// Whether its server marks it as changing nothing (`annotations.readOnlyHint: true`).
+    #[must_use]
+    pub(crate) fn read_only(&self) -> bool {
+        self.annotations.get("readOnlyHint").and_then(Json::as_bool) == Some(true)
+    }
+
     /// The output schema, when it is one (an object).
     #[must_use]
     pub(crate) fn output_schema(&self) -> Option<&Json> {

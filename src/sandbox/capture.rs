@@ -21,6 +21,11 @@ impl Capture {
         Self { limit, head: String::new(), tail: String::new(), total: 0 }
     }
 
+    /// Forgets everything pushed so far.
+    pub(crate) fn clear(&mut self) {
+        *self = Self::new(self.limit);
+    }
+
     /// Appends printed text.
     pub(crate) fn push(&mut self, text: &str) {
         self.total += text.len();

@@ -11,7 +11,7 @@ use crate::catalog::{Catalog, McpFunction, Tool};
 use crate::limits::{Limits, format_seconds, format_size};
 use crate::mcp::{Mcp, McpHelper, keywords};
 use crate::tools::args::{self, Args};
-use crate::tools::{ErrorKind, ToolContext, ToolError, Value};
+use crate::tools::{ErrorKind, ToolContext, ToolError, Value, files, github, glob, grep, web};
 use crate::usertools::call;
 use crate::usertools::dropin::{self, DropIns};
 use crate::usertools::load::UserTool;
@@ -40,6 +40,8 @@ pub(crate) struct Host {
     python: PythonRunner,
     /// How deep user tools are calling user tools.
     nesting: usize,
+    /// The first tool called that may have changed something (see [`may_change`]).
+    changed: Option<String>,
 }
 
 /// What became of one call from the program.
@@ -86,7 +88,27 @@ impl Host {
         for problem in mcp.problems().into_iter().chain(mcp.take_warnings()) {
             ctx.warn(&problem);
         }
-        Self { catalog, ctx, mcp, dropins, limits, live, python, nesting: 0 }
+        Self { catalog, ctx, mcp, dropins, limits, live, python, nesting: 0, changed: None }
+    }
+
+    /// The first tool the program called that may have changed something: it wrote, ran a
+    /// command, called a user tool, or called an MCP tool its server does not mark read-only.
+    /// A program that did is never run again from the start.
+    #[must_use]
+    pub(crate) fn changed_something(&self) -> Option<&str> {
+        self.changed.as_deref()
+    }
+
+    /// Sets the run up to start the same program again from the start, on another backend,
+    /// after it called only tools that change nothing: what it printed and the calls it made
+    /// are forgotten; the deadline, the connections and the workers stay.
+    pub(crate) fn start_over(&mut self) {
+        debug_assert!(self.changed.is_none(), "a program that changed something is not run again");
+        self.live.start_over();
+        let _ = self.ctx.take_warnings();
+        for problem in self.mcp.problems() {
+            self.ctx.warn(&problem);
+        }
     }
 
     /// What the run shares with other threads: its output so far, its tool calls, its deadline.
@@ -198,6 +220,9 @@ impl Host {
         };
         if let Err(hit) = self.count_call() {
             return Dispatch::Stop(hit);
+        }
+        if self.changed.is_none() && may_change(&tool, &args) {
+            self.changed = Some(tool.name().to_owned());
         }
         let result = self.run(&tool, args);
         self.settle(result)
@@ -313,5 +338,39 @@ impl Host {
                 self.limits.max_tool_calls
             )),
         }
+    }
+}
+
+/// Whether a call may change something outside the program: anything but reading files and
+/// searching them, fetching with `GET` or `HEAD`, the MCP helpers that list or read, and an MCP
+/// tool its server marks `readOnlyHint`. User tools and `mcp_call` count as changing: what they
+/// do is not known.
+fn may_change(tool: &Tool, args: &Args<'_>) -> bool {
+    let reading_method =
+        || args.str("method").is_ok_and(|method| ["GET", "HEAD"].contains(&method.to_ascii_uppercase().as_str()));
+    match tool {
+        Tool::Builtin(builtin) => {
+            let reads = [&files::VIEW, &glob::GLOB, &grep::GREP];
+            let fetches = [&web::WEB_FETCH, &github::GITHUB_API];
+            if reads.iter().any(|read| std::ptr::eq(*read, *builtin)) {
+                false
+            } else if fetches.iter().any(|fetch| std::ptr::eq(*fetch, *builtin)) {
+                !reading_method()
+            } else {
+                true
+            }
+        }
+        Tool::Markdown(_) | Tool::DropIn(_) => true,
+        Tool::Mcp(function) => match function.as_ref() {
+            McpFunction::Helper(helper) => match helper {
+                McpHelper::Call => true,
+                McpHelper::Tools
+                | McpHelper::Resources
+                | McpHelper::ReadResource
+                | McpHelper::Prompts
+                | McpHelper::GetPrompt => false,
+            },
+            McpFunction::Tool { read_only, .. } => !read_only,
+        },
     }
 }

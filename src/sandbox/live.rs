@@ -76,7 +76,6 @@ impl Live {
     }
 
     /// The program's own stderr, for a backend to write into.
-    #[cfg_attr(not(guest_backend), expect(dead_code, reason = "only the CPython guest writes a stderr"))]
     #[must_use]
     pub(crate) fn stderr(&self) -> &Arc<Mutex<Capture>> {
         &self.stderr
@@ -98,6 +97,14 @@ impl Live {
 
     pub(crate) fn count_tool_call(&self) {
         self.tool_calls.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Forgets what the program printed and how many tools it called, for the same program
+    /// started again on another backend; the deadline stays.
+    pub(crate) fn start_over(&self) {
+        lock(&self.stdout).clear();
+        lock(&self.stderr).clear();
+        self.tool_calls.store(0, Ordering::Relaxed);
     }
 
     /// Sets the deadline the watchdog holds the run to; `None` holds the clock.

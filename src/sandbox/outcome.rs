@@ -56,6 +56,11 @@ pub(crate) struct Outcome {
     pub(crate) return_repr: Option<String>,
     pub(crate) error: Option<ProgramError>,
     pub(crate) backend: &'static str,
+    /// Set when Monty could not run the program: it does not compile it, or the error is one of
+    /// Monty's own limits, on which CPython may run it. Monty's error as `Type: message`.
+    pub(crate) beyond_monty: Option<String>,
+    /// Set when the program ran on CPython because Monty could not run it: Monty's error.
+    pub(crate) fell_back: Option<String>,
     /// For a CPython backend, whether its compiled guest came from the cache.
     pub(crate) guest_cache: Option<GuestCache>,
     pub(crate) duration: Duration,
@@ -113,6 +118,8 @@ impl Outcome {
             return_repr: None,
             error: Some(error),
             backend,
+            beyond_monty: None,
+            fell_back: None,
             guest_cache: None,
             duration,
             tool_calls: 0,
@@ -176,8 +183,13 @@ impl Outcome {
             "tool_calls": self.tool_calls,
             "truncated": truncated,
         });
-        if let (Some(cache), Json::Object(map)) = (self.guest_cache, &mut object) {
-            map.insert("guest_cache".into(), cache.name().into());
+        if let Json::Object(map) = &mut object {
+            if let Some(cache) = self.guest_cache {
+                map.insert("guest_cache".into(), cache.name().into());
+            }
+            if let Some(because) = &self.fell_back {
+                map.insert("fallback".into(), json!({"from": "monty", "because": because}));
+            }
         }
         object
     }
@@ -268,6 +280,8 @@ mod tests {
             return_repr: Some(format!("{}0{}", "[".repeat(200), "]".repeat(200))),
             error: None,
             backend: "monty",
+            beyond_monty: None,
+            fell_back: None,
             guest_cache: None,
             duration: Duration::ZERO,
             tool_calls: 0,

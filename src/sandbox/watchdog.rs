@@ -121,6 +121,8 @@ fn watch(live: &Live, backend: &'static str, errors: &Errors, report: impl FnOnc
         return_repr: None,
         error: Some(error.clone()),
         backend,
+        beyond_monty: None,
+        fell_back: None,
         guest_cache: None,
         duration: live.started().elapsed(),
         tool_calls: live.tool_calls(),

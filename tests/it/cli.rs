@@ -7,7 +7,7 @@ use crate::support::TestEnv;
 
 #[test]
 fn version_names_codeact_and_monty() {
-    TestEnv::new().run(&["--version"], "").code(0).stdout("codeact 0.1.0 (monty 0.0.23)\n");
+    TestEnv::new().run(&["--version"], "").code(0).stdout("codeact 0.1.0 (monty 1.4.0)\n");
 }
 
 #[test]

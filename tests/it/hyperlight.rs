@@ -286,7 +286,10 @@ fn commands_know_the_hyperlight_backend() {
     let json = run_json(&env, &[], "print(1)");
     assert_eq!(json["backend"], "hyperlight");
     assert_eq!(json["guest_cache"], "hit", "{json}");
+    // `auto` runs Monty first, and what Monty cannot run in the micro-VM.
     let auto = env.run(&["run", "--json", "--code", "print(1)"], "");
+    assert!(auto.stdout.contains("\"backend\": \"monty\""), "{}", auto.stdout);
+    let auto = env.run(&["run", "--json", "--code", BEYOND_MONTY], "");
     assert!(auto.stdout.contains("\"backend\": \"hyperlight\""), "{}", auto.stdout);
 }
 
@@ -312,7 +315,7 @@ fn where_no_micro_vm_starts_preflight_says_why_and_auto_falls_back() {
     let out = env.run(&["run", "--backend", "hyperlight", "--code", "print(1)"], "");
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(out.stderr.contains("no Hyperlight micro-VM starts here"), "{}", out.stderr);
-    let out = env.run(&["run", "--json", "--code", "print(1)"], "");
+    let out = env.run(&["run", "--json", "--code", BEYOND_MONTY], "");
     assert!(out.stdout.contains("\"backend\": \"wasm\""), "{}", out.stdout);
     // The probe's answer is kept for this boot, so `auto` does not start a micro-VM each run.
     let kept = std::fs::read_to_string(std::path::Path::new(&env_cache(cache)).join("hyperlight/probe.json"))
@@ -320,6 +323,9 @@ fn where_no_micro_vm_starts_preflight_says_why_and_auto_falls_back() {
     let kept: Value = serde_json::from_str(&kept).expect("JSON");
     assert!(kept["failure"].as_str().is_some_and(|why| !why.is_empty()), "{kept}");
 }
+
+/// A program Monty does not compile (a class with a base), which `auto` runs on CPython.
+const BEYOND_MONTY: &str = "class Failed(Exception):\n    pass\nprint(1)";
 
 /// A cache of this test's own, beside the shared one (the probe's answer is kept in it).
 fn env_cache(shared: &std::path::Path) -> String {

@@ -14,15 +14,16 @@ fn detect_says_what_auto_picks_and_why() {
     let env = TestEnv::new();
     let guest = env.home().join(".local/share/codeact/guest/python-3.14.0-guest-0.8.0");
     env.run(&["detect"], "").code(0).stdout(&format!(
-        "auto picks monty (hyperlight and wasm unavailable)\n  \
+        "auto runs monty only (hyperlight and wasm unavailable)\n  \
          hyperlight  no   the CPython guest is not installed (looked in `{0}`)\n  \
          wasm        no   the CPython guest is not installed (looked in `{0}`)\n  \
-         monty       yes  Monty 0.0.23 is embedded in the binary (always available)\n",
+         monty       yes  Monty 1.4.0 is embedded in the binary (always available)\n",
         guest.display()
     ));
     let out = TestEnv::new().run(&["detect", "--json"], "").code(0);
     let value: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(value["auto"], json!("monty"));
+    assert_eq!(value["fallback"], Value::Null);
     assert_eq!(value["backends"].as_array().unwrap().len(), 3);
 }
 
@@ -31,7 +32,7 @@ fn preflight_passes_for_monty_and_fails_with_a_fix_otherwise() {
     let env = TestEnv::new();
     env.run(&["preflight"], "")
         .code(0)
-        .stdout("preflight for backend monty:\n  ok    interpreter: Monty 0.0.23 is embedded in this binary\n");
+        .stdout("preflight for backend monty:\n  ok    interpreter: Monty 1.4.0 is embedded in this binary\n");
     let guest = env.home().join(".local/share/codeact/guest/python-3.14.0-guest-0.8.0");
     env.run(&["preflight", "--backend", "wasm"], "").code(3).stdout(&format!(
         "preflight for backend wasm:\n  ok    compiled in: wasmtime 48.0.8 is compiled into this binary\n  \
@@ -169,7 +170,7 @@ fn install_leaves_a_generated_file_the_user_edited_and_force_replaces_it() {
     std::fs::remove_file(&agent).unwrap();
     env.run(&["install", "--agent"], "").code(1).stderr(&format!(
         "error: refusing to overwrite `{}`: it was edited since codeact wrote it\n\
-         hint: move it aside to keep your edits, or run `codeact install --agent --backend monty --force` to replace \
+         hint: move it aside to keep your edits, or run `codeact install --agent --backend auto --force` to replace \
          it\n",
         instructions.display()
     ));

@@ -21,6 +21,7 @@ mod conformance;
 mod corpus;
 mod discover;
 mod e2e;
+mod fallback;
 mod fidelity;
 mod github;
 mod hook;

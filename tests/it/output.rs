@@ -108,13 +108,6 @@ fn unsupported_syntax_says_what_to_write_instead() {
 }
 
 #[test]
-fn percent_formatting_points_to_f_strings() {
-    let (kind, message) = TestEnv::new().error_of("'%d files' % 3");
-    assert_eq!(kind, "TypeError");
-    assert!(message.ends_with("use an f-string (f\"{x:5d}\") or str.format instead of % formatting"), "{message}");
-}
-
-#[test]
 fn tool_warnings_go_to_the_programs_stderr() {
     let mut env = TestEnv::new();
     for i in 0..3 {

@@ -83,7 +83,7 @@ fn beside_name() -> String {
 fn the_launcher_execs_codeact_bin() {
     let env = TestEnv::new();
     let out = output(shell(&env, &env.path()).arg(plugin_launcher()).arg("--version").env("CODEACT_BIN", *BIN));
-    out.code(0).stdout(&format!("codeact {VERSION} (monty 0.0.23)\n"));
+    out.code(0).stdout(&format!("codeact {VERSION} (monty 1.4.0)\n"));
 }
 
 #[test]
@@ -286,7 +286,7 @@ fn the_real_binary_runs_through_the_launcher_from_a_cargo_install() {
     let cargo_bin = env.home().join(".cargo/bin");
     std::fs::create_dir_all(&cargo_bin).unwrap();
     std::os::unix::fs::symlink(*BIN, cargo_bin.join("codeact")).unwrap();
-    launch(&env, &env.path(), &["--version"]).code(0).stdout(&format!("codeact {VERSION} (monty 0.0.23)\n"));
+    launch(&env, &env.path(), &["--version"]).code(0).stdout(&format!("codeact {VERSION} (monty 1.4.0)\n"));
 }
 
 #[test]
@@ -489,7 +489,7 @@ fn node(env: &TestEnv, script: &Path, args: &[&str]) -> Command {
 fn the_npm_launcher_runs_the_platform_binary_with_arguments_streams_and_status_passed_through() {
     let env = TestEnv::new().file("notes.txt", "one\ntwo\n");
     let script = npm_layout(&env, true);
-    output(&mut node(&env, &script, &["--version"])).code(0).stdout(&format!("codeact {VERSION} (monty 0.0.23)\n"));
+    output(&mut node(&env, &script, &["--version"])).code(0).stdout(&format!("codeact {VERSION} (monty 1.4.0)\n"));
 
     let mut child = node(&env, &script, &["run"])
         .stdin(Stdio::piped())

@@ -234,7 +234,7 @@ fn commands_know_the_wasm_backend() {
     let out = env.run(&["preflight", "--backend", "wasm"], "");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let out = env.run(&["detect"], "");
-    assert!(out.stdout.starts_with("auto picks wasm"), "{}", out.stdout);
+    assert!(out.stdout.starts_with("auto runs monty, and wasm where Monty cannot"), "{}", out.stdout);
     let out = env.run(&["instructions", "--backend", "wasm"], "");
     assert!(out.stdout.contains("full CPython 3.14"), "{}", out.stdout);
     assert!(out.stdout.contains("run --backend wasm"), "{}", out.stdout);

@@ -70,7 +70,7 @@ pub(super) fn runtime_error(exc: &MontyException, host: &Host) -> ProgramError {
     let mut message = shorten(exc.message().unwrap_or_default(), MAX_MESSAGE);
     // Monty's own limit messages do not say which setting to change.
     let hit = match exc.exc_type() {
-        ExcType::TimeoutError if message.starts_with("time limit exceeded") => Some(LimitHit::Time),
+        ExcType::TimeoutError if message.contains("time limit exceeded") => Some(LimitHit::Time),
         ExcType::MemoryError if message.starts_with("memory limit exceeded") => Some(LimitHit::Memory),
         _ => None,
     };
@@ -89,6 +89,153 @@ pub(super) fn runtime_error(exc: &MontyException, host: &Host) -> ProgramError {
     ProgramError::new(kind, &message, line, &shown)
 }
 
+/// `Type: message` of an exception, cut as messages are.
+pub(super) fn summary(exc: &MontyException) -> String {
+    shorten(&exc.summary(), MAX_MESSAGE)
+}
+
+/// Whether an exception that escaped the program says that Monty lacks what CPython has, rather
+/// than that the program is wrong: a feature Monty has not implemented, a module it does not
+/// have, an attribute of a module or built-in type, or a built-in name it does not define. On
+/// such an error the same program may run as written on CPython. (A program that is wrong in
+/// one of these ways fails there too, with CPython's own message.)
+pub(super) fn beyond_monty(exc: &MontyException) -> bool {
+    let message = exc.message().unwrap_or_default();
+    match exc.exc_type() {
+        ExcType::NotImplementedError | ExcType::ModuleNotFoundError | ExcType::ImportError => true,
+        ExcType::AttributeError => {
+            message.starts_with("module '")
+                || message.starts_with("type object '")
+                || BUILTIN_TYPES.iter().any(|name| {
+                    message
+                        .strip_prefix('\'')
+                        .and_then(|rest| rest.strip_prefix(name))
+                        .is_some_and(|rest| rest.starts_with("' object has no attribute"))
+                })
+        }
+        ExcType::NameError => message
+            .strip_prefix("name '")
+            .and_then(|rest| rest.split_once('\''))
+            .is_some_and(|(name, _)| BUILTIN_NAMES.contains(&name)),
+        _ => false,
+    }
+}
+
+/// CPython's built-in types whose missing attributes are Monty's.
+const BUILTIN_TYPES: &[&str] = &[
+    "str",
+    "bytes",
+    "bytearray",
+    "list",
+    "dict",
+    "set",
+    "frozenset",
+    "tuple",
+    "int",
+    "float",
+    "complex",
+    "bool",
+    "range",
+    "slice",
+    "memoryview",
+    "dict_keys",
+    "dict_values",
+    "dict_items",
+    "re.Match",
+    "re.Pattern",
+];
+
+/// CPython's built-in functions and types, by name.
+const BUILTIN_NAMES: &[&str] = &[
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+    "__import__",
+    "__build_class__",
+    "BaseExceptionGroup",
+    "ExceptionGroup",
+    "EnvironmentError",
+    "IOError",
+    "EncodingWarning",
+    "PythonFinalizationError",
+    "ResourceWarning",
+    "UnicodeTranslateError",
+    "Ellipsis",
+    "NotImplemented",
+    "copyright",
+    "credits",
+    "license",
+    "exit",
+    "quit",
+];
+
 /// What to write instead of Python that Monty rejects, keyed on its message.
 fn unsupported_hint(message: &str) -> Option<&'static str> {
     const HINTS: &[(&str, &str)] = &[
@@ -98,11 +245,9 @@ fn unsupported_hint(message: &str) -> Option<&'static str> {
         ),
         ("yield", "build and return a list instead of writing a generator"),
         ("'del' statement", "rebind the name, or use dict.pop(key) / list.pop(i)"),
-        ("pattern matching", "use if/elif/else"),
         ("decorator", "call the function directly instead of decorating methods"),
         ("async for", "collect results with asyncio.gather or a plain for loop"),
         ("async with", "use a plain with block or explicit calls"),
-        ("for %:", "use an f-string (f\"{x:5d}\") or str.format instead of % formatting"),
     ];
     HINTS.iter().find(|(key, _)| message.contains(key)).map(|(_, hint)| *hint)
 }

@@ -1,9 +1,12 @@
 //! Monty's OS calls: `open()`, `pathlib` and `os` pause the interpreter, and only read-only
 //! file access inside the workspace is served, through the same confinement as the tools.
 //! `open()` for reading answers with a handle that holds no host file: each read of it comes
-//! back here as a `Path.read_text` or `Path.read_bytes` of the same path.
+//! back here as a `Path.read_text` or `Path.read_bytes` of the same path. The other calls that
+//! come here: a sleep, waited on here against the run's deadline; `os.urandom`, served from the
+//! machine's randomness; and an import of a module Monty does not have, a `ModuleNotFoundError`.
 
 use std::borrow::Cow;
+use std::time::{Duration, Instant};
 
 use monty::{OsCall, RunProgress};
 use monty_types::{
@@ -27,6 +30,33 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
     if host.past_deadline() {
         return call.abort(limit_exception(host, LimitHit::Time), PrintWriter::Callback(printer));
     }
+    match &call.function_call {
+        OsFunctionCall::Sleep(delay)
+        | OsFunctionCall::SystemSleep(delay)
+        | OsFunctionCall::AsyncSleep(delay)
+        | OsFunctionCall::AsyncSystemSleep(delay) => {
+            let delay = *delay;
+            return sleep(call, delay, host, printer);
+        }
+        OsFunctionCall::Urandom(args) => {
+            let result = match random_bytes(args.size) {
+                Ok(bytes) => ExtFunctionResult::Return(MontyObject::bytes(bytes)),
+                Err(err) => ExtFunctionResult::Error(exception(&err)),
+            };
+            return call.resume(result, PrintWriter::Callback(printer));
+        }
+        // A module Monty does not have; the clock, which the policy lets Monty read itself.
+        OsFunctionCall::Import(_)
+        | OsFunctionCall::ImportStubs(_)
+        | OsFunctionCall::Time(_)
+        | OsFunctionCall::DateToday
+        | OsFunctionCall::DateTimeNow(_) => {
+            let exc = call.function_call.on_no_handler();
+            return call.resume(ExtFunctionResult::Error(exc), PrintWriter::Callback(printer));
+        }
+        _ => {}
+    }
+    // File access counts as tool calls.
     if let Err(hit) = host.count_call() {
         return call.abort(limit_exception(host, hit), PrintWriter::Callback(printer));
     }
@@ -37,33 +67,39 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
         ));
         return call.resume(ExtFunctionResult::Error(exception(&err)), PrintWriter::Callback(printer));
     }
+    let answer = serve(&call, host);
+    let result = match answer {
+        Ok(object) => ExtFunctionResult::Return(object),
+        Err(err) => ExtFunctionResult::Error(exception(&err)),
+    };
+    call.resume(result, PrintWriter::Callback(printer))
+}
+
+/// The answer to a file call: read-only access inside the workspace, through the same
+/// confinement as the tools; anything else refused with what to use instead.
+fn serve(call: &OsCall, host: &Host) -> Result<MontyObject, ToolError> {
     let ws = &host.context().workspace;
     let probe = |path: &str, want: Option<Entry>| -> Result<MontyObject, ToolError> {
         let rel = ws.confine(path)?;
         match ws.entry(&rel) {
-            Ok(entry) => Ok(MontyObject::Bool(want.is_none_or(|w| w == entry))),
+            Ok(entry) => Ok(MontyObject::bool(want.is_none_or(|w| w == entry))),
             Err(err) if matches!(err.kind, ErrorKind::FileNotFound | ErrorKind::NotADirectory) => {
-                Ok(MontyObject::Bool(false))
+                Ok(MontyObject::bool(false))
             }
             Err(err) => Err(err),
         }
     };
-    let answer = match &call.function_call {
-        OsFunctionCall::Exists(path) => probe(path, None),
-        OsFunctionCall::IsFile(path) => probe(path, Some(Entry::File)),
-        OsFunctionCall::IsDir(path) => probe(path, Some(Entry::Dir)),
-        OsFunctionCall::ReadText(path) => files::read_text(ws, path).map(MontyObject::String),
+    match &call.function_call {
+        OsFunctionCall::Exists(path) => probe(path.as_str(), None),
+        OsFunctionCall::IsFile(path) => probe(path.as_str(), Some(Entry::File)),
+        OsFunctionCall::IsDir(path) => probe(path.as_str(), Some(Entry::Dir)),
+        OsFunctionCall::ReadText(path) => files::read_text(ws, path).map(MontyObject::string),
         OsFunctionCall::ReadBytes(path) => {
-            ws.confine(path).and_then(|rel| ws.read(&rel, files::MAX_VIEW_BYTES)).map(MontyObject::Bytes)
+            ws.confine(path).and_then(|rel| ws.read(&rel, files::MAX_VIEW_BYTES)).map(MontyObject::bytes)
         }
+        // Monty places each name under the path the program wrote.
         OsFunctionCall::Iterdir(path) => ws.confine(path).and_then(|rel| ws.list(&rel)).map(|names| {
-            let base = path.trim_end_matches('/');
-            MontyObject::List(
-                names
-                    .into_iter()
-                    .map(|name| MontyObject::Path(format!("{base}/{}", name.trim_end_matches('/'))))
-                    .collect(),
-            )
+            MontyObject::list(names.into_iter().map(|name| MontyObject::path(name.trim_end_matches('/'))))
         }),
         OsFunctionCall::Getenv(_) | OsFunctionCall::GetEnviron => Err(ToolError::permission(
             "environment variables are not readable inside codeact; pass values in the program text",
@@ -72,12 +108,13 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
             // Opened once here so a missing file or a directory fails at `open()`, as in CPython.
             ws.confine(path)
                 .and_then(|rel| ws.open_regular(&rel))
-                .map(|_| MontyObject::FileHandle(MontyFileHandle { path: path.to_string(), mode: *mode, position: 0 }))
+                .map(|_| MontyObject::file_handle(MontyFileHandle { path: path.to_string(), mode: *mode, position: 0 }))
         }
         OsFunctionCall::IsSymlink(_)
+        | OsFunctionCall::Scan(_)
         | OsFunctionCall::Stat(_)
         | OsFunctionCall::Resolve(_)
-        | OsFunctionCall::Absolute(_) => Err(refused(&call, ErrorKind::Permission, READ_INSTEAD)),
+        | OsFunctionCall::Absolute(_) => Err(refused(call, ErrorKind::Permission, READ_INSTEAD)),
         OsFunctionCall::Open(OpenCallArgs {
             mode:
                 FileMode::ReadUpdate(_)
@@ -94,16 +131,48 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
         | OsFunctionCall::Mkdir(_)
         | OsFunctionCall::Unlink(_)
         | OsFunctionCall::Rmdir(_)
-        | OsFunctionCall::Rename(_) => Err(refused(&call, ErrorKind::Permission, WRITE_INSTEAD)),
-        OsFunctionCall::DateToday | OsFunctionCall::DateTimeNow(_) => {
-            Err(refused(&call, ErrorKind::Runtime, "run bash(command='date') if you need the time"))
-        }
-    };
-    let result = match answer {
-        Ok(object) => ExtFunctionResult::Return(object),
-        Err(err) => ExtFunctionResult::Error(exception(&err)),
-    };
-    call.resume(result, PrintWriter::Callback(printer))
+        | OsFunctionCall::Rename(_) => Err(refused(call, ErrorKind::Permission, WRITE_INSTEAD)),
+        OsFunctionCall::Sleep(_)
+        | OsFunctionCall::SystemSleep(_)
+        | OsFunctionCall::AsyncSleep(_)
+        | OsFunctionCall::AsyncSystemSleep(_)
+        | OsFunctionCall::Urandom(_)
+        | OsFunctionCall::Import(_)
+        | OsFunctionCall::ImportStubs(_)
+        | OsFunctionCall::Time(_)
+        | OsFunctionCall::DateToday
+        | OsFunctionCall::DateTimeNow(_) => Err(refused(call, ErrorKind::Runtime, "it is answered before files are")),
+    }
+}
+
+/// `time.sleep` and `asyncio.sleep`: waits, at most until the run's deadline, which ends the
+/// run when the sleep would pass it.
+fn sleep(call: OsCall, delay: Duration, host: &Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
+    let left = host.deadline().saturating_duration_since(Instant::now());
+    std::thread::sleep(delay.min(left));
+    if delay > left {
+        return call.abort(limit_exception(host, LimitHit::Time), PrintWriter::Callback(printer));
+    }
+    if call.allow_eager_await {
+        call.resume_eager(Ok(MontyObject::none()), PrintWriter::Callback(printer))
+    } else {
+        call.resume(ExtFunctionResult::Return(MontyObject::none()), PrintWriter::Callback(printer))
+    }
+}
+
+/// The most bytes one `os.urandom` call gets.
+const MAX_RANDOM_BYTES: u64 = 16 * 1024 * 1024;
+
+/// `os.urandom(size)`: the machine's randomness.
+fn random_bytes(size: u64) -> Result<Vec<u8>, ToolError> {
+    if size > MAX_RANDOM_BYTES {
+        return Err(ToolError::value(format!(
+            "os.urandom() gives at most {MAX_RANDOM_BYTES} bytes a call, not {size}"
+        )));
+    }
+    let mut bytes = vec![0; usize::try_from(size).unwrap_or_default()];
+    getrandom::fill(&mut bytes).map_err(|err| ToolError::new(ErrorKind::Os, format!("os.urandom(): {err}")))?;
+    Ok(bytes)
 }
 
 /// Whether `call` is one of the reads served only while `view` is offered: a program that may

@@ -27,11 +27,11 @@ use std::time::{Duration, Instant};
 use monty::{FunctionCall, MontyRun, NameLookup, RunProgress};
 use monty_types::{
     BASELINE_MEMORY, CompileOptions, ExcType, ExtFunctionResult, LIVE_MEMORY, MontyException, MontyObject,
-    NameLookupResult, PrintWriter, ResourceLimits, ResourceTracker,
+    NameLookupResult, OsPolicy, PrintWriter, ResourceLimits, ResourceTracker, SleepMode,
 };
 
-use super::convert::{from_value, key_name, python_repr, to_value};
-use super::error::{SCRIPT_NAME, compile_error, exception, limit_exception, runtime_error};
+use super::convert::{Shape, call_arguments, from_value, python_repr, to_value};
+use super::error::{SCRIPT_NAME, beyond_monty, compile_error, exception, limit_exception, runtime_error, summary};
 use super::os::os_call;
 use super::printer::Printer;
 use crate::sandbox::live::MemoryProbe;
@@ -64,33 +64,46 @@ pub(crate) fn syntax_error(code: &str) -> Option<(usize, String)> {
 /// Runs `program` to completion against `host`.
 pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
     // The watchdog reads the output as it is printed.
-    let stdout = host.live().stdout().clone();
+    let (stdout, stderr) = (host.live().stdout().clone(), host.live().stderr().clone());
     let result = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("monty".into())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, || execute(program, host, &stdout))
+            .spawn_scoped(scope, || execute(program, host, &stdout, &stderr))
             .map(std::thread::ScopedJoinHandle::join)
     });
     disarm_memory();
+    let mut beyond_monty = None;
     let (return_value, return_repr, error) = match result {
-        Ok(Ok(Ok(MontyObject::None))) => (None, None, None),
-        Ok(Ok(Ok(value))) => {
-            let repr = python_repr(&value);
-            (Some(to_value(value)), Some(repr), None)
+        Ok(Ok(Ok(value))) if value.as_ref().type_name() == "NoneType" => (None, None, None),
+        Ok(Ok(Ok(value))) => match Shape::of_object(&value).refusal(host.limits().max_memory) {
+            None => (Some(to_value(value.as_ref())), Some(python_repr(value)), None),
+            Some(why) => {
+                let message = format!("the program's result cannot be returned: {why}; print what you need of it");
+                (
+                    None,
+                    None,
+                    Some(ProgramError::new("MemoryError".into(), &message, None, &format!("MemoryError: {message}"))),
+                )
+            }
+        },
+        Ok(Ok(Err(failed))) => {
+            beyond_monty = failed.beyond_monty;
+            (None, None, Some(failed.error))
         }
-        Ok(Ok(Err(error))) => (None, None, Some(error)),
         Ok(Err(_)) | Err(_) => (None, None, Some(ProgramError::internal("the interpreter stopped unexpectedly"))),
     };
-    let ((stdout, truncated), _) = host.live().printed();
+    let ((stdout, truncated), program_stderr) = host.live().printed();
     Outcome {
         stdout,
         truncated,
-        stderr: host.take_warnings(),
+        stderr: host.take_warnings() + &program_stderr,
         return_value,
         return_repr,
         error,
         backend: "monty",
+        beyond_monty,
+        fell_back: None,
         guest_cache: None,
         duration: host.elapsed(),
         tool_calls: host.tool_calls(),
@@ -98,10 +111,50 @@ pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
 }
 
 /// Compiles and drives the program; runs on the interpreter thread.
-fn execute(program: &str, host: &mut Host, capture: &Mutex<Capture>) -> Result<MontyObject, ProgramError> {
-    let runner = MontyRun::new(program.to_owned(), SCRIPT_NAME, Vec::new(), CompileOptions::default())
-        .map_err(|exc| compile_error(&exc, program))?;
-    drive(runner, Vec::new(), host, capture)
+fn execute(
+    program: &str,
+    host: &mut Host,
+    stdout: &Mutex<Capture>,
+    stderr: &Mutex<Capture>,
+) -> Result<MontyObject, Failed> {
+    let runner = compile(program.to_owned(), SCRIPT_NAME, Vec::new(), host).map_err(|exc| Failed {
+        error: compile_error(&exc, program),
+        // Monty parses as CPython does: a syntax error is the program's own.
+        beyond_monty: (exc.exc_type() != ExcType::SyntaxError).then(|| summary(&exc)),
+    })?;
+    drive(runner, Vec::new(), host, Printer::new(stdout, stderr))
+}
+
+/// Why a program did not finish on Monty.
+struct Failed {
+    error: ProgramError,
+    /// Whether the error is one of Monty's own limits, on which CPython may run the program
+    /// ([`beyond_monty`]), and for syntax Monty does not compile: Monty's own words for it.
+    beyond_monty: Option<String>,
+}
+
+impl Failed {
+    fn at_run_time(exc: &MontyException, host: &Host) -> Self {
+        Self { error: runtime_error(exc, host), beyond_monty: beyond_monty(exc).then(|| summary(exc)) }
+    }
+}
+
+/// Compiles `code` to run in the workspace: relative paths in `open()`, `pathlib` and `os` are
+/// the workspace's (Monty joins them onto its working directory before the host sees them),
+/// and the clock, randomness and sleeping follow [`os_policy`].
+fn compile(code: String, name: &str, inputs: Vec<String>, host: &Host) -> Result<MontyRun, MontyException> {
+    let mut runner = MontyRun::new(code, name, inputs, CompileOptions::default())?.with_os_policy(os_policy());
+    if let Some(root) = host.context().workspace.root().to_str() {
+        runner.set_cwd(root);
+    }
+    Ok(runner)
+}
+
+/// The clock and randomness are the machine's, as on CPython; a sleep comes to the host
+/// ([`super::os`]), which waits at most until the run's deadline, so it counts against
+/// `--timeout` like everything else the program does.
+fn os_policy() -> OsPolicy {
+    OsPolicy { sleep: SleepMode::CallHost, ..OsPolicy::default() }
 }
 
 /// Runs the Python code of a user tool inside the sandbox: its `run` function is called with
@@ -109,15 +162,11 @@ fn execute(program: &str, host: &mut Host, capture: &Mutex<Capture>) -> Result<M
 /// prints goes to the program's stderr.
 pub(crate) fn run_tool(name: &str, code: &str, input: Value, host: &mut Host) -> Result<Value, ToolError> {
     let source = format!("{code}\nrun(**__codeact_input)");
-    let runner = MontyRun::new(
-        source.clone(),
-        &format!("<tool {name}>"),
-        vec!["__codeact_input".into()],
-        CompileOptions::default(),
-    )
-    .map_err(|exc| ToolError::runtime(format!("{name}(): {}", compile_error(&exc, &source).message)))?;
+    let runner = compile(source.clone(), &format!("<tool {name}>"), vec!["__codeact_input".into()], host)
+        .map_err(|exc| ToolError::runtime(format!("{name}(): {}", compile_error(&exc, &source).message)))?;
+    // What the tool prints, to either stream, goes to the program's stderr.
     let capture = Mutex::new(Capture::new(host.limits().max_output));
-    let result = drive(runner, vec![from_value(input)], host, &capture);
+    let result = drive(runner, vec![from_value(input)], host, Printer::new(&capture, &capture));
     // The caller is in the middle of a tool call, with the memory limit off.
     disarm_memory();
     let (printed, _) = capture.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).finish();
@@ -125,8 +174,13 @@ pub(crate) fn run_tool(name: &str, code: &str, input: Value, host: &mut Host) ->
         host.warn(printed.trim_end());
     }
     match result {
-        Ok(value) => Ok(to_value(value)),
-        Err(error) => {
+        Ok(value) => match Shape::of_object(&value).refusal(host.limits().max_memory) {
+            None => Ok(to_value(value.as_ref())),
+            Some(why) => {
+                Err(ToolError::new(ErrorKind::Memory, format!("{name}(): its result cannot be returned: {why}")))
+            }
+        },
+        Err(Failed { error, .. }) => {
             Err(ToolError::new(ErrorKind::from_python_name(&error.kind), format!("{name}(): {}", error.message)))
         }
     }
@@ -137,21 +191,21 @@ fn drive(
     runner: MontyRun,
     inputs: Vec<MontyObject>,
     host: &mut Host,
-    capture: &Mutex<Capture>,
-) -> Result<MontyObject, ProgramError> {
-    let mut printer = Printer::new(capture);
+    mut printer: Printer<'_>,
+) -> Result<MontyObject, Failed> {
     let (max_memory, max_recursion) = (host.limits().max_memory, host.limits().max_recursion);
     let memory_armed = arm_memory(max_memory);
     if memory_armed {
         host.live().watch_memory(MemoryProbe { exceeded: past_watch_line, release: disarm_memory });
     }
-    let mut limits = ResourceLimits::default().max_duration(remaining(host)).max_recursion_depth(max_recursion);
+    // A turn is the stretch between two host calls: it is given what is left of the run at each.
+    let mut limits = ResourceLimits::default().max_turn_duration(remaining(host)).max_recursion_depth(max_recursion);
     if memory_armed {
         limits = limits.max_memory(max_memory);
     }
     let mut progress = runner
         .start(inputs, ResourceTracker::new(limits), PrintWriter::Callback(&mut printer))
-        .map_err(|exc| runtime_error(&exc, host));
+        .map_err(|exc| Failed::at_run_time(&exc, host));
     loop {
         let step = match progress {
             Err(error) => return Err(error),
@@ -166,7 +220,7 @@ fn drive(
                 futures.abort(exc, PrintWriter::Callback(&mut printer))
             }
         };
-        progress = step.map_err(|exc| runtime_error(&exc, host));
+        progress = step.map_err(|exc| Failed::at_run_time(&exc, host));
     }
 }
 
@@ -181,9 +235,11 @@ fn function_call(
             MontyException::new(ExcType::TypeError, Some(format!("'{}' is not callable here", call.function_name)));
         return call.resume(exc, PrintWriter::Callback(printer));
     }
-    let positional = std::mem::take(&mut call.args).into_iter().map(to_value).collect();
-    let keywords =
-        std::mem::take(&mut call.kwargs).into_iter().map(|(key, value)| (key_name(key), to_value(value))).collect();
+    let (positional, keywords) = match call_arguments(&call.function_name, &call.args, host.limits().max_memory) {
+        Ok(arguments) => arguments,
+        Err(err) => return call.resume(ExtFunctionResult::Error(exception(&err)), PrintWriter::Callback(printer)),
+    };
+    call.args = monty_types::CallArgs::new();
     // Tool buffers are the host's, not the program's: do not count them against its memory.
     let room = memory_left(host.limits().max_memory);
     disarm_memory();
@@ -201,7 +257,7 @@ fn function_call(
     }
     match answer {
         Ok(result) => {
-            call.tracker_mut().set_max_duration(remaining(host));
+            call.tracker_mut().set_max_turn_duration(remaining(host));
             call.resume(result, PrintWriter::Callback(printer))
         }
         Err(hit) => call.abort(limit_exception(host, hit), PrintWriter::Callback(printer)),
@@ -211,7 +267,7 @@ fn function_call(
 /// A bare reference to a tool (`f = view`) resolves to a callable; anything else is a `NameError`.
 fn name_lookup(lookup: NameLookup, host: &mut Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
     let answer = if lookup.object_id().is_none() && host.has_tool(&lookup.name) {
-        NameLookupResult::Value(MontyObject::Function { name: lookup.name.clone(), docstring: None })
+        NameLookupResult::Value(MontyObject::function(lookup.name.clone(), None))
     } else if lookup.object_id().is_some() {
         NameLookupResult::Undefined
     } else {
@@ -228,7 +284,7 @@ fn remaining(host: &Host) -> Duration {
 /// (library tests). The interpreter enforces `bytes` itself; the allocator gets the
 /// [`ceiling`] above it.
 pub(super) fn arm_memory(bytes: usize) -> bool {
-    let armed = monty_alloc::set_limit(Some(ceiling(bytes)), false).is_ok();
+    let armed = monty_alloc::set_hard_limit(Some(ceiling(bytes))).is_ok();
     if armed {
         WATCH_LINE.store(watch_line(bytes), Ordering::Relaxed);
     }
@@ -267,5 +323,5 @@ fn memory_used() -> usize {
 
 fn disarm_memory() {
     WATCH_LINE.store(0, Ordering::Relaxed);
-    let _ = monty_alloc::set_limit(None, false);
+    let _ = monty_alloc::set_hard_limit(None);
 }

@@ -146,7 +146,8 @@ fn save(state: Option<&(StateDir, &str)>, before: Session, after: Session) -> Re
 fn shell_command(config: &Config) -> Option<String> {
     (reach::route(None) == Route::Bash).then(|| {
         let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
-        format!("{} run --backend {}", reach::invocation(), backend.name())
+        let name = if backend::fallback(config.backend).is_some() { "auto" } else { backend.name() };
+        format!("{} run --backend {name}", reach::invocation())
     })
 }
 
@@ -231,6 +232,7 @@ fn session_start(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json:
     let invocation = reach::invocation();
     let text = Reference {
         backend,
+        fallback: backend::fallback(config.backend),
         catalog: &built.catalog,
         limits: &config.limits,
         binary: &invocation,

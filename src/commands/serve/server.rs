@@ -44,8 +44,14 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     let built =
         setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = reach::invocation();
-    let reference =
-        Reference { backend, catalog: &built.catalog, limits: &config.limits, binary: &binary, route: Route::Mcp };
+    let reference = Reference {
+        backend,
+        fallback: backend::fallback(config.backend),
+        catalog: &built.catalog,
+        limits: &config.limits,
+        binary: &binary,
+        route: Route::Mcp,
+    };
     let instructions = reference.reference()?;
     let docs: Vec<Json> = built.catalog.tools().map(|tool| tool.describe().to_json()).collect();
     drop(built);

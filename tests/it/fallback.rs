@@ -1,0 +1,163 @@
+//! `auto` runs Monty first, and a program Monty cannot run (it does not compile it, or fails on
+//! one of its own limits) again from the start on CPython — but only while the program has called
+//! nothing but tools that read. `--backend monty` never falls back.
+
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+
+/// Each spelling of what Monty lacks and CPython has, with what CPython prints for it.
+const BEYOND_MONTY: &[(&str, &str)] = &[
+    // Syntax Monty does not compile.
+    ("class Failed(Exception):\n    pass\nprint('inherits')", "inherits\n"),
+    ("def numbers():\n    yield 1\n    yield 2\nprint(sum(numbers()))", "3\n"),
+    ("x = [1, 2]\ndel x[0]\nprint(x)", "[2]\n"),
+    // A module Monty does not have.
+    ("import textwrap\nprint(textwrap.wrap('a b c d', width=3))", "['a b', 'c d']\n"),
+    ("from heapq import nsmallest\nprint(nsmallest(1, [3, 1]))", "[1]\n"),
+    // An attribute of a built-in type, and one of a module.
+    ("print(sorted(['b', 'A'], key=str.lower))", "['A', 'b']\n"),
+];
+
+fn with_cpython() -> TestEnv {
+    TestEnv::new().with_wasm()
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn what_monty_cannot_run_runs_on_cpython_and_says_so() {
+    let env = with_cpython();
+    for (code, printed) in BEYOND_MONTY {
+        let (status, value) = env.run_json(code, &[]);
+        assert_eq!((status, value["stdout"].as_str()), (0, Some(*printed)), "{code}\n{value}");
+        assert_eq!(value["backend"], "wasm", "{code}");
+        assert_eq!(value["fallback"]["from"], "monty", "{code}");
+        assert!(value["fallback"]["because"].as_str().is_some_and(|why| !why.is_empty()), "{value}");
+        // The same program, held to Monty, fails.
+        let (status, value) = env.run_json(code, &["--backend", "monty"]);
+        assert_eq!((status, &value["backend"]), (1, &json!("monty")), "{code}");
+        assert_eq!(value["fallback"], Value::Null);
+    }
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn reads_before_the_failure_are_made_again_and_their_output_is_printed_once() {
+    let env = with_cpython().file("a.txt", "hello\n");
+    let code = "print('start')\ntext = view(path='a.txt')\nn = len(glob(pattern='*.txt'))\n\
+                import textwrap\nprint(textwrap.indent(text, '> '), n)";
+    let (status, value) = env.run_json(code, &[]);
+    assert_eq!(status, 0, "{value}");
+    assert_eq!(value["stdout"], "start\n> hello\n 1\n");
+    assert_eq!(value["backend"], "wasm");
+    assert_eq!(value["tool_calls"], 2, "the calls of the run that counted, CPython's");
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn a_program_that_may_have_changed_something_is_never_run_again() {
+    let attempts = [
+        ("create(path='made.txt', file_text='x')", "create"),
+        ("edit(path='a.txt', old_str='hello', new_str='hello!')", "edit"),
+        ("bash(command='echo run >> ran.txt')", "bash"),
+        ("sql(query='CREATE TABLE t (x)')", "sql"),
+        ("web_fetch(url='http://127.0.0.1:9/', method='POST')", "web_fetch"),
+    ];
+    for (call, tool) in attempts {
+        let env = with_cpython().file("a.txt", "hello\n");
+        // Monty compiles the whole program before it runs any of it: what it lacks is met at
+        // run time, after the call.
+        let code = format!("try:\n    {call}\nexcept Exception:\n    pass\nimport textwrap\n");
+        let (status, value) = env.run_json(&code, &[]);
+        assert_eq!((status, &value["backend"]), (1, &json!("monty")), "{code}\n{value}");
+        let traceback = value["error"]["traceback"].as_str().unwrap();
+        assert!(
+            traceback.contains(&format!("it had already called {tool}(), which may have changed something"))
+                && traceback.contains("--backend wasm"),
+            "{traceback}"
+        );
+    }
+    // What ran once is there once.
+    let env = with_cpython().file("a.txt", "hello\n");
+    let (status, _) = env.run_json("bash(command='echo run >> ran.txt')\nimport textwrap\n", &[]);
+    assert_eq!(status, 1);
+    assert_eq!(std::fs::read_to_string(env.workspace().join("ran.txt")).unwrap(), "run\n");
+    let (status, _) =
+        env.run_json("edit(path='a.txt', old_str='hello', new_str='hello!')\nprint(str.lower('A'))\n", &[]);
+    assert_eq!(status, 1);
+    assert_eq!(std::fs::read_to_string(env.workspace().join("a.txt")).unwrap(), "hello!\n");
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn a_user_tool_counts_as_a_change() {
+    let env = with_cpython()
+        .file(
+            ".codeact/tools/shout.md",
+            "---\ntype: custom\nname: shout\ndescription: Upper-cases text.\n---\n# shout\n\n\
+             ## Input Schema\n| Name | Type | Description | Required |\n|---|---|---|---|\n\
+             | `text` | `string` | Text | `true` |\n\n## Code\n```python\ndef run(text):\n    return text.upper()\n```\n",
+        )
+        .trusted();
+    let (status, value) = env.run_json("print(shout(text='a'))\nimport textwrap\n", &[]);
+    assert_eq!(value["stdout"], "A\n", "{value}");
+    assert_eq!((status, &value["backend"]), (1, &json!("monty")), "{value}");
+    assert!(value["error"]["traceback"].as_str().unwrap().contains("already called shout()"), "{value}");
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn syntax_monty_lacks_falls_back_even_after_a_write_in_the_text_since_nothing_ran() {
+    let env = with_cpython();
+    let (status, value) =
+        env.run_json("create(path='made.txt', file_text='x')\nclass Failed(Exception):\n    pass\n", &[]);
+    assert_eq!((status, &value["backend"]), (0, &json!("wasm")), "{value}");
+    assert_eq!(std::fs::read_to_string(env.workspace().join("made.txt")).unwrap(), "x");
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn an_error_of_the_program_itself_is_not_run_again() {
+    let env = with_cpython();
+    for (code, kind) in [
+        ("print('a')\n1 / 0", "ZeroDivisionError"),
+        ("d = {}\nd['missing']", "KeyError"),
+        ("undefined_name", "NameError"),
+        ("class Plain:\n    pass\nPlain().missing", "AttributeError"),
+        ("raise ValueError('no')", "ValueError"),
+    ] {
+        let (status, value) = env.run_json(code, &[]);
+        assert_eq!((status, &value["backend"], &value["error"]["type"]), (1, &json!("monty"), &json!(kind)), "{code}");
+        assert_eq!(value["fallback"], Value::Null);
+    }
+}
+
+#[test]
+fn without_cpython_monty_s_error_says_what_would_run_it_and_the_user_hears_it_once() {
+    let env = TestEnv::new();
+    let code = "class Failed(Exception):\n    pass\n";
+    let first = env.run(&["run"], code);
+    assert_eq!(first.code, 1);
+    assert!(first.stderr.contains("NotImplementedError"), "{}", first.stderr);
+    assert!(
+        first.stderr.contains("CPython, which would, is not installed (`codeact guest install` installs it)"),
+        "{}",
+        first.stderr
+    );
+    let said = "a program Monty cannot run would run on CPython";
+    assert_eq!(first.stderr.matches(said).count(), 1, "{}", first.stderr);
+    let second = env.run(&["run"], code);
+    assert!(second.stderr.contains("`codeact guest install` installs it"), "{}", second.stderr);
+    assert!(!second.stderr.contains(said), "said once: {}", second.stderr);
+    // Held to Monty, there is nothing to say.
+    let strict = TestEnv::new().run(&["run", "--backend", "monty"], code);
+    assert_eq!(strict.code, 1);
+    assert!(!strict.stderr.contains("codeact:"), "{}", strict.stderr);
+}
+
+#[test]
+fn an_ordinary_error_says_nothing_of_cpython() {
+    let out = TestEnv::new().run(&["run"], "1 / 0");
+    assert_eq!(out.code, 1);
+    assert!(!out.stderr.contains("CPython"), "{}", out.stderr);
+}
