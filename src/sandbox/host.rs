@@ -362,14 +362,8 @@ fn may_change(tool: &Tool, args: &Args<'_>) -> bool {
         }
         Tool::Markdown(_) | Tool::DropIn(_) => true,
         Tool::Mcp(function) => match function.as_ref() {
-            McpFunction::Helper(helper) => match helper {
-                McpHelper::Call => true,
-                McpHelper::Tools
-                | McpHelper::Resources
-                | McpHelper::ReadResource
-                | McpHelper::Prompts
-                | McpHelper::GetPrompt => false,
-            },
+            // The others list or read what a server offers.
+            McpFunction::Helper(helper) => *helper == McpHelper::Call,
             McpFunction::Tool { read_only, .. } => !read_only,
         },
     }
