@@ -42,7 +42,7 @@ pub(crate) enum Command {
     Discover(BackendArgs),
     /// Print the Markdown tool reference that a model reads.
     Instructions(BackendArgs),
-    /// Say which backend `auto` picks on this machine, and why.
+    /// Say what `auto` runs on this machine (Monty, and CPython where Monty cannot), and why.
     Detect(JsonArgs),
     /// Check that the chosen backend can run here (exit 3 if not, with a fix for each failure).
     Preflight(PreflightArgs),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Choice {
-    /// The best backend that works here.
+    /// Monty, and CPython for a program Monty cannot run.
     Auto,
     /// `Monty`, the embedded interpreter (always available).
     Monty,
