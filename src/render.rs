@@ -103,8 +103,7 @@ impl Reference<'_> {
     /// The command line that runs a program on this backend (without the here-document).
     #[must_use]
     pub(crate) fn command(&self) -> String {
-        let backend = if self.fallback.is_some() { "auto" } else { self.backend.name() };
-        format!("{} run --backend {backend}", self.binary)
+        format!("{} run --backend {}", self.binary, self.backend.flag(self.fallback))
     }
 
     fn context(&self, marker: &str, reader: Reader) -> Value {

@@ -39,6 +39,13 @@ impl Backend {
         }
     }
 
+    /// What a model passes as `--backend` to run on this backend: `auto` where a program Monty
+    /// cannot run runs again on `fallback`, which only `auto` does.
+    #[must_use]
+    pub(crate) fn flag(self, fallback: Option<Backend>) -> &'static str {
+        if fallback.is_some() { "auto" } else { self.name() }
+    }
+
     /// Runs the Python code of user tools. Every backend uses Monty's: the CPython guest is a
     /// fresh instance per run, too heavy to start per tool call.
     #[must_use]

@@ -7,7 +7,7 @@
 //! anything is copied, [`Shape`] measures what the tree would be, in one pass over the arena,
 //! and a value too large or too deep is refused (see [`Shape::refusal`]).
 
-use monty_types::unstable::{self, MontyGraph, MontyNode, NodeId};
+use monty_types::unstable::{self, MontyNode, NodeId};
 use monty_types::{MontyObject, ObjectRef};
 
 use crate::limits::format_size;
@@ -29,10 +29,9 @@ pub(super) struct Shape {
 }
 
 impl Shape {
-    /// The shape of the tree rooted at `root`. Nodes come children first, so one forward pass
-    /// sees every child before the node that holds it.
-    fn of(graph: &MontyGraph, root: NodeId) -> Self {
-        let nodes = &graph.nodes()[..=root.index()];
+    /// The shape of the tree rooted at each node of `nodes`, by index. Nodes come children
+    /// first, so one forward pass sees every child before the node that holds it.
+    fn of_each(nodes: &[MontyNode]) -> Vec<Self> {
         let mut shapes: Vec<Self> = Vec::with_capacity(nodes.len());
         for node in nodes {
             let mut shape = Self { depth: 1, bytes: PER_NODE.saturating_add(text_len(node)) };
@@ -43,13 +42,13 @@ impl Shape {
             });
             shapes.push(shape);
         }
-        shapes[root.index()]
+        shapes
     }
 
     /// The shape of `value`.
     pub(super) fn of_object(value: &MontyObject) -> Self {
         let (graph, root) = unstable::graph_parts(value);
-        Self::of(graph, root)
+        Self::of_each(&graph.nodes()[..=root.index()])[root.index()]
     }
 
     /// Why a value of this shape cannot cross into the host when at most `max_bytes` may:
@@ -157,9 +156,11 @@ pub(super) fn call_arguments(
     max_bytes: usize,
 ) -> Result<Arguments, ToolError> {
     let (graph, positional, keywords) = unstable::call_args_parts(args);
+    // One pass over the arena the arguments share, however many they are.
+    let shapes = Shape::of_each(graph.nodes());
     let mut total = Shape { depth: 0, bytes: 0 };
     for id in positional.iter().chain(keywords.iter().map(|(_, value)| value)) {
-        let shape = Shape::of(graph, *id);
+        let shape = shapes[id.index()];
         total = Shape { depth: total.depth.max(shape.depth), bytes: total.bytes.saturating_add(shape.bytes) };
     }
     if let Some(why) = total.refusal(max_bytes) {
@@ -188,6 +189,8 @@ pub(super) fn from_value(value: Value) -> MontyObject {
 
 #[cfg(test)]
 mod tests {
+    use monty_types::unstable::MontyGraph;
+
     use super::*;
 
     /// `[[…], […]]` doubled `times` times: a few nodes in the arena, 2^times in a tree.

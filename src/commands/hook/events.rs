@@ -146,8 +146,7 @@ fn save(state: Option<&(StateDir, &str)>, before: Session, after: Session) -> Re
 fn shell_command(config: &Config) -> Option<String> {
     (reach::route(None) == Route::Bash).then(|| {
         let backend = backend::select_without_probing(config.backend).unwrap_or(backend::Backend::Monty);
-        let name = if backend::fallback(config.backend).is_some() { "auto" } else { backend.name() };
-        format!("{} run --backend {name}", reach::invocation())
+        format!("{} run --backend {}", reach::invocation(), backend.flag(backend::fallback(config.backend)))
     })
 }
 
