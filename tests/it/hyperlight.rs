@@ -279,7 +279,7 @@ fn commands_know_the_hyperlight_backend() {
     let out = env.run(&["preflight", "--backend", "hyperlight"], "");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let out = env.run(&["detect"], "");
-    assert!(out.stdout.starts_with("auto picks hyperlight"), "{}", out.stdout);
+    assert!(out.stdout.starts_with("auto runs monty, and hyperlight where Monty cannot"), "{}", out.stdout);
     let out = env.run(&["instructions", "--backend", "hyperlight"], "");
     assert!(out.stdout.contains("full CPython 3.14 (Hyperlight micro-VM)"), "{}", out.stdout);
     assert!(out.stdout.contains("run --backend hyperlight"), "{}", out.stdout);
