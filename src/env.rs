@@ -48,6 +48,8 @@ pub(crate) const MCP_TOKEN_FILE: &str = "CODEACT_MCP_TOKEN_FILE";
 pub(crate) const GUEST_DIR: &str = "CODEACT_GUEST_DIR";
 /// Where compiled guest components are cached.
 pub(crate) const CACHE_DIR: &str = "CODEACT_CACHE_DIR";
+/// Whether codeact fetches the CPython guest itself: `suggest`, `auto` or `never`.
+pub(crate) const GUEST_INSTALL: &str = "CODEACT_GUEST_INSTALL";
 
 /// The user's home directory.
 pub(crate) const HOME: &str = "HOME";
@@ -126,6 +128,7 @@ pub const ALL: &[&str] = &[
     MCP_TOKEN_FILE,
     GUEST_DIR,
     CACHE_DIR,
+    GUEST_INSTALL,
 ];
 
 /// One line about `name`, for `--help`; limit defaults come from [`limits::DEFAULT`], and
@@ -153,6 +156,9 @@ fn about(name: &str, backends: &str) -> String {
         MCP_TOKEN_FILE => "a file holding that token, read instead (`mcp serve --token-file`)".into(),
         GUEST_DIR => "where the CPython guest is installed (default $XDG_DATA_HOME/codeact/guest/…)".into(),
         CACHE_DIR => "where compiled guests are cached (default $XDG_CACHE_HOME/codeact)".into(),
+        GUEST_INSTALL => {
+            "fetching CPython: suggest (default; `install` fetches it), auto (also when a run needs it), never".into()
+        }
         _ => String::new(),
     }
 }

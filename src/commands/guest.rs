@@ -2,7 +2,9 @@
 //! `hyperlight` backends.
 
 use std::fmt::Write as _;
-use std::time::Instant;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use serde_json::json;
@@ -22,9 +24,16 @@ pub(crate) fn run(command: &GuestCommand) -> Result<u8> {
 }
 
 fn install(args: &GuestInstallArgs) -> Result<u8> {
+    install_from(&args.from)?;
+    Ok(exit::SUCCESS)
+}
+
+/// Installs the guest from the wheels in `from`, or from PyPI when it is empty, and compiles it
+/// for this machine, saying how it goes on stderr.
+pub(super) fn install_from(from: &[PathBuf]) -> Result<()> {
     let dir =
         guest::manifest::guest_dir().context("cannot tell where to install the guest: set HOME or XDG_DATA_HOME")?;
-    let source = if args.from.is_empty() { "PyPI" } else { "local files" };
+    let source = if from.is_empty() { "PyPI" } else { "local files" };
     output::diagnostic(&format!(
         "installing CPython {} guest ({} {}, standard library from {} {}, Hyperlight runtime from {} {}) from {source}",
         guest::PYTHON_VERSION,
@@ -35,7 +44,7 @@ fn install(args: &GuestInstallArgs) -> Result<u8> {
         RUNTIME_WHEEL.project,
         RUNTIME_WHEEL.version
     ));
-    let installed = guest::install::install(&dir, &args.from, &mut ProgressBars::default())?;
+    let installed = guest::install::install(&dir, from, &mut ProgressBars::default())?;
     output::diagnostic(&format!(
         "unpacked into `{}` ({} standard library files)",
         installed.dir.display(),
@@ -53,7 +62,33 @@ fn install(args: &GuestInstallArgs) -> Result<u8> {
         "done: `codeact run --backend wasm` runs full CPython; `--backend hyperlight` runs it in a micro-VM where \
          `codeact preflight --backend hyperlight` finds one (its snapshot is made on first use)",
     );
-    Ok(exit::SUCCESS)
+    Ok(())
+}
+
+/// How long an install started in the background counts as under way: a run within it does not
+/// start another.
+const UNDER_WAY: Duration = Duration::from_mins(15);
+
+/// Starts `codeact guest install` in the background, for a run that needs CPython (with
+/// `guest_install: "auto"`), and returns the path of its log in the state folder. The install
+/// outlives the run: it has its own process group and no terminal, and writes only to its log.
+/// While a log younger than [`UNDER_WAY`] says one is under way, no other is started.
+pub(super) fn install_in_background() -> Result<PathBuf> {
+    let dir = crate::dirs::state().context("no state folder: set HOME or XDG_STATE_HOME")?;
+    let log = dir.join("guest-install.log");
+    let started = std::fs::metadata(&log).and_then(|meta| meta.modified()).ok();
+    if started.is_some_and(|at| at.elapsed().is_ok_and(|age| age < UNDER_WAY)) {
+        return Ok(log);
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("failed to create `{}`", dir.display()))?;
+    let file = std::fs::File::create(&log).with_context(|| format!("failed to create `{}`", log.display()))?;
+    let binary = std::env::current_exe().context("cannot tell where this codeact binary is")?;
+    let mut command = Command::new(binary);
+    command.args(["guest", "install"]).env("NO_COLOR", "1").stdin(Stdio::null()).stdout(file.try_clone()?).stderr(file);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.spawn().context("failed to start `codeact guest install`")?;
+    Ok(log)
 }
 
 fn status(args: &JsonArgs) -> Result<u8> {

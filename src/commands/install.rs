@@ -5,7 +5,8 @@
 //! when install runs through it, `codeact` when that is what `PATH` finds, else this binary's
 //! path — so that a `cargo clean` or an upgrade does not leave the model a missing file.
 //!
-//! Install runs the backend's preflight first and writes nothing when it fails. It checks every
+//! Install first fetches the CPython guest when it is missing ([`fetch_guest`]), then runs the
+//! backend's preflight and writes nothing when it fails. It checks every
 //! target before writing any and writes nothing when one is refused: a file codeact did not
 //! generate, a generated file edited since (unless `--force`), a symbolic link, or a file reached
 //! through a symbolic link in the repository. Each file is written atomically (temp file +
@@ -20,11 +21,13 @@ use cap_std::fs::Dir;
 use super::preflight;
 use super::reach;
 use super::setup::{self, PROBE_TIME};
-use crate::backend;
+use crate::backend::{self, Choice, hyperlight, wasm};
 use crate::catalog::Discovery;
 use crate::cli::{InstallArgs, UninstallArgs};
+use crate::config::Config;
 use crate::copilot::{self, Authorship, Existing, FileKind, Place, Target};
 use crate::exit;
+use crate::guest::{self, GuestInstall, Missing};
 use crate::hint;
 use crate::output;
 use crate::render::Reference;
@@ -32,6 +35,7 @@ use crate::tools::github;
 
 pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
     let config = setup::config(&args.common, Some(&args.tools))?;
+    fetch_guest(&config, args);
     let (choice, checks) = backend::preflight(config.backend);
     if !checks.iter().all(|c| c.ok) {
         output::diagnostic(&preflight::report(choice.name(), &checks));
@@ -107,6 +111,37 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// Fetches the CPython guest, which `auto` runs what Monty cannot on (and `wasm` and
+/// `hyperlight` need), when it is missing and this build runs it. Failing to is a warning: the
+/// instructions are still written, for what runs without it.
+fn fetch_guest(config: &Config, args: &InstallArgs) {
+    let wanted = config.backend != Choice::Monty
+        && !args.no_guest
+        && config.guest_install != GuestInstall::Never
+        && (wasm::COMPILED_IN || hyperlight::COMPILED_IN);
+    if !wanted {
+        return;
+    }
+    match guest::installed() {
+        Ok(_) | Err(Missing::NoHome) => return,
+        Err(Missing::NotInstalled(_) | Missing::Damaged { .. }) => {}
+    }
+    if args.dry_run {
+        output::diagnostic(
+            "would install the CPython guest, which runs what Monty cannot (`--no-guest` leaves it out)",
+        );
+        return;
+    }
+    output::diagnostic("the CPython guest runs what Monty cannot; installing it once (`--no-guest` leaves it out)");
+    if let Err(err) = super::guest::install_from(&args.guest_from) {
+        output::warning(&format!(
+            "the CPython guest was not installed: {err:#}\n  the instructions are written for what runs without it; \
+             `{}` tries again",
+            guest::INSTALL_HINT
+        ));
+    }
 }
 
 /// Whether `existing` may be replaced by `text`: `Ok(true)` when it already is `text`, an error

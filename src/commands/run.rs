@@ -6,11 +6,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::setup;
-use crate::backend::{self, Choice, Prepared};
+use crate::backend::{self, Backend, Choice, Prepared, monty};
 use crate::catalog::Discovery;
 use crate::cli::RunArgs;
 use crate::exit::{self, UsageError};
-use crate::guest;
+use crate::guest::{self, GuestInstall};
 use crate::hint::Hint;
 use crate::output::{self, Report};
 use crate::sandbox::{GuestCache, Host, Outcome, Parts, Watchdog};
@@ -59,9 +59,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     let watchdog = Watchdog::start(&host, backend.name(), move |outcome| {
         let _ = output::report(outcome, report, max_output);
     });
-    let mut outcome = prepared.run(&program, &mut host);
+    let mut outcome = match monty_differs(config.backend, &program) {
+        Some((cpython, because)) => run_on(cpython, &program, &mut host, because),
+        None => prepared.run(&program, &mut host),
+    };
     if config.backend == Choice::Auto && outcome.beyond_monty.is_some() {
-        outcome = run_on_cpython(outcome, &program, &mut host);
+        outcome = run_on_cpython(outcome, &program, &mut host, config.guest_install);
     }
     watchdog.finish();
     output::report(&outcome, report, max_output)?;
@@ -84,7 +87,7 @@ fn say_guest_cache(prepared: &Prepared) {
 /// A program Monty could not run, on `auto`: run again from the start on CPython, when it has
 /// changed nothing yet (it called only tools that read) and CPython runs here. Otherwise
 /// Monty's error stands, saying why it was not run again and what would run it.
-fn run_on_cpython(monty: Outcome, program: &str, host: &mut Host) -> Outcome {
+fn run_on_cpython(monty: Outcome, program: &str, host: &mut Host, fetch: GuestInstall) -> Outcome {
     if let Some(tool) = host.changed_something() {
         let note = format!(
             "codeact: Monty cannot run this program, and it was not run again on CPython because it had \
@@ -94,17 +97,27 @@ fn run_on_cpython(monty: Outcome, program: &str, host: &mut Host) -> Outcome {
         return with_note(monty, &note);
     }
     match backend::cpython() {
-        Ok(cpython) => {
-            let because = monty.beyond_monty.unwrap_or_default();
-            host.start_over();
-            let prepared = cpython.prepare();
-            say_guest_cache(&prepared);
-            let mut outcome = prepared.run(program, host);
-            outcome.fell_back = Some(because);
-            outcome
+        Ok(cpython) => run_on(cpython, program, host, monty.beyond_monty.unwrap_or_default()),
+        Err(_) if fetch == GuestInstall::Auto && guest::installed().is_err() => {
+            let note = match super::guest::install_in_background() {
+                Ok(log) => format!(
+                    "codeact: Monty cannot run this program, and CPython, which would, is being installed in the \
+                     background (`{}`); run it again once that is done (its log: `{}`)",
+                    guest::INSTALL_HINT,
+                    log.display()
+                ),
+                Err(err) => format!(
+                    "codeact: Monty cannot run this program, and CPython, which would, could not be installed in the \
+                     background ({err:#}); `{}` installs it",
+                    guest::INSTALL_HINT
+                ),
+            };
+            with_note(monty, &note)
         }
         Err(unavailable) => {
-            say_once_how_to_install(&unavailable.reason);
+            if fetch == GuestInstall::Suggest {
+                say_once_how_to_install(&unavailable.reason);
+            }
             let note = format!(
                 "codeact: Monty cannot run this program, and CPython, which would, is not installed \
                  (`{}` installs it); write it for Monty",
@@ -113,6 +126,28 @@ fn run_on_cpython(monty: Outcome, program: &str, host: &mut Host) -> Outcome {
             with_note(monty, &note)
         }
     }
+}
+
+/// On `auto`, a program that names something Monty runs with another answer than CPython's
+/// ([`monty::differs_from_cpython`]) goes to CPython from the start, where CPython runs here:
+/// that backend, and why.
+fn monty_differs(choice: Choice, program: &str) -> Option<(Backend, String)> {
+    if choice != Choice::Auto {
+        return None;
+    }
+    let why = monty::differs_from_cpython(program)?;
+    Some((backend::cpython().ok()?, why.to_owned()))
+}
+
+/// Runs `program` (again, from the start) on the CPython backend `cpython`, because Monty
+/// cannot run it as CPython does.
+fn run_on(cpython: Backend, program: &str, host: &mut Host, because: String) -> Outcome {
+    host.start_over(cpython.name(), &because);
+    let prepared = cpython.prepare();
+    say_guest_cache(&prepared);
+    let mut outcome = prepared.run(program, host);
+    outcome.fell_back = Some(because);
+    outcome
 }
 
 /// Tells the user, once per machine (a file in codeact's state folder marks it said), that

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::live::Live;
+use super::live::{Live, Running};
 use crate::catalog::{Catalog, McpFunction, Tool};
 use crate::limits::{Limits, format_seconds, format_size};
 use crate::mcp::{Mcp, McpHelper, keywords};
@@ -99,12 +99,13 @@ impl Host {
         self.changed.as_deref()
     }
 
-    /// Sets the run up to start the same program again from the start, on another backend,
-    /// after it called only tools that change nothing: what it printed and the calls it made
-    /// are forgotten; the deadline, the connections and the workers stay.
-    pub(crate) fn start_over(&mut self) {
+    /// Sets the run up to start the same program again from the start, on `backend`, because
+    /// Monty could not run it, after it called only tools that change nothing: what it printed
+    /// and the calls it made are forgotten; the deadline, the connections and the workers stay.
+    pub(crate) fn start_over(&mut self, backend: &'static str, because: &str) {
         debug_assert!(self.changed.is_none(), "a program that changed something is not run again");
         self.live.start_over();
+        self.live.run_on(Running { backend, fell_back: Some(because.to_owned()) });
         let _ = self.ctx.take_warnings();
         for problem in self.mcp.problems() {
             self.ctx.warn(&problem);

@@ -28,6 +28,16 @@ pub(crate) struct Live {
     claimed: AtomicBool,
     /// How the watchdog sees the interpreter's memory, for a backend that counts it.
     memory: OnceLock<MemoryProbe>,
+    /// The backend running the program now, as the watchdog's report names it.
+    running: Mutex<Running>,
+}
+
+/// Which backend runs the program, and why, when `auto` ran it again on another.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Running {
+    pub(crate) backend: &'static str,
+    /// What Monty could not do, when the program runs again on CPython.
+    pub(crate) fell_back: Option<String>,
 }
 
 /// A backend's view of its interpreter's memory, for the watchdog.
@@ -60,6 +70,7 @@ impl Live {
             changed: Condvar::new(),
             claimed: AtomicBool::new(false),
             memory: OnceLock::new(),
+            running: Mutex::new(Running::default()),
         }
     }
 
@@ -105,6 +116,17 @@ impl Live {
         lock(&self.stdout).clear();
         lock(&self.stderr).clear();
         self.tool_calls.store(0, Ordering::Relaxed);
+    }
+
+    /// Records which backend runs the program from now on, for the watchdog's report.
+    pub(crate) fn run_on(&self, running: Running) {
+        *lock(&self.running) = running;
+    }
+
+    /// The backend running the program now.
+    #[must_use]
+    pub(crate) fn running(&self) -> Running {
+        lock(&self.running).clone()
     }
 
     /// Sets the deadline the watchdog holds the run to; `None` holds the clock.

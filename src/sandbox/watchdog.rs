@@ -21,7 +21,7 @@
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::live::Live;
+use super::live::{Live, Running};
 use super::{Host, LimitHit, Outcome, ProgramError};
 use crate::exit;
 
@@ -44,7 +44,8 @@ struct Errors {
 }
 
 impl Watchdog {
-    /// Starts watching the run `host` serves, on the backend named `backend`: at its deadline
+    /// Starts watching the run `host` serves, on the backend named `backend` (until
+    /// [`Host::start_over`] names another): at its deadline
     /// plus [`GRACE`], or when its memory probe says so, `report` gets the outcome and the
     /// process ends.
     #[must_use]
@@ -54,11 +55,10 @@ impl Watchdog {
             time: ProgramError::plain(&host.limit_error(LimitHit::Time)),
             memory: ProgramError::plain(&host.limit_error(LimitHit::Memory)),
         };
+        live.run_on(Running { backend, fell_back: None });
         let watched = live.clone();
         // Without the thread the backends' own checks still hold; only the backstop is missing.
-        let _ = std::thread::Builder::new()
-            .name("watchdog".into())
-            .spawn(move || watch(&watched, backend, &errors, report));
+        let _ = std::thread::Builder::new().name("watchdog".into()).spawn(move || watch(&watched, &errors, report));
         Self { live }
     }
 
@@ -76,7 +76,7 @@ impl Watchdog {
 
 /// The watchdog's thread: waits for the deadline (as it moves) plus the grace, looking at the
 /// memory meanwhile, then reports.
-fn watch(live: &Live, backend: &'static str, errors: &Errors, report: impl FnOnce(&Outcome)) {
+fn watch(live: &Live, errors: &Errors, report: impl FnOnce(&Outcome)) {
     let (mut state, changed) = live.watch();
     let error = loop {
         if state.done {
@@ -113,6 +113,7 @@ fn watch(live: &Live, backend: &'static str, errors: &Errors, report: impl FnOnc
         return;
     }
     let ((stdout, truncated), stderr) = live.printed();
+    let Running { backend, fell_back } = live.running();
     let outcome = Outcome {
         stdout,
         truncated,
@@ -122,7 +123,7 @@ fn watch(live: &Live, backend: &'static str, errors: &Errors, report: impl FnOnc
         error: Some(error.clone()),
         backend,
         beyond_monty: None,
-        fell_back: None,
+        fell_back,
         guest_cache: None,
         duration: live.started().elapsed(),
         tool_calls: live.tool_calls(),

@@ -11,7 +11,7 @@ use crate::corpus::{Case, cases_in, check_in};
 use crate::support::{TestEnv, copy_dir, fixtures};
 
 /// The programs Monty runs as CPython does, at least: raise it when Monty runs more.
-const MONTY_FLOOR: usize = 32;
+const MONTY_FLOOR: usize = 34;
 
 fn programs() -> Vec<Case> {
     let cases = cases_in(&fixtures().join("fidelity/programs"));
@@ -78,13 +78,6 @@ fn with_the_default_backend_every_realistic_program_prints_what_cpython_prints()
         results.len() - failed.len(),
         results.len()
     );
-    let differ: Vec<&str> =
-        results.iter().filter(|(_, failed)| failed.is_some()).map(|(name, _)| name.as_str()).collect();
     let shown: Vec<&str> = failed.iter().map(|f| f.as_str()).collect();
-    assert_eq!(differ, SILENTLY_DIFFERENT, "programs that differ on auto:\n\n{}", shown.join("\n\n"));
+    assert!(failed.is_empty(), "{} programs differ on auto:\n\n{}", failed.len(), shown.join("\n\n"));
 }
-
-/// Programs Monty runs to the end with another answer than CPython's, raising nothing that says
-/// it lacks something, so nothing sends them to CPython: `strptime` with `%f` raises `ValueError`
-/// on Monty, which the program catches as a line without a timestamp.
-const SILENTLY_DIFFERENT: &[&str] = &["29_log_gaps"];

@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, TestEnv};
+use crate::support::{BIN, TestEnv, guest_wheels};
 
 fn bin() -> String {
     std::path::PathBuf::from(*BIN).canonicalize().unwrap().display().to_string()
@@ -429,4 +429,63 @@ fn mcp_run_tool(env: &TestEnv) -> Value {
     let listed = out.stdout.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).find(|m| m["id"] == 2);
     let tools = listed.expect("a tools/list answer")["result"]["tools"].clone();
     tools.as_array().unwrap().iter().find(|t| t["name"] == "run").cloned().expect("the run tool")
+}
+
+/// `install` fetches the CPython guest that `auto` falls back to when it is missing, unless
+/// told not to; a failed fetch still writes the instructions (for Monty alone) and says so. The
+/// download goes to a proxy that refuses it.
+#[test]
+fn install_fetches_the_cpython_guest_unless_told_not_to() {
+    let offline = || {
+        TestEnv::new()
+            .env("CODEACT_GUEST_INSTALL", "")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9")
+            .env("https_proxy", "http://127.0.0.1:9")
+    };
+    let env = offline();
+    let out = env.run(&["install"], "").code(0);
+    assert!(out.stderr.contains("installing CPython 3.14.0 guest"), "{}", out.stderr);
+    assert!(out.stderr.contains("warning: the CPython guest was not installed: "), "{}", out.stderr);
+    assert!(out.stderr.contains("`codeact guest install` tries again"), "{}", out.stderr);
+    let instructions = env.workspace().join(".github/instructions/codeact.instructions.md");
+    let text = std::fs::read_to_string(&instructions).unwrap();
+    assert!(text.contains("run --backend monty <<'PY'"), "{text}");
+    // Not asked for: with --no-guest, the setting `never`, a backend that needs none, a dry run.
+    for (args, config) in [
+        (&["install", "--no-guest"][..], None),
+        (&["install"], Some(r#"{"guest_install": "never"}"#)),
+        (&["install", "--backend", "monty"], None),
+        (&["install", "--dry-run"], None),
+    ] {
+        let env = match config {
+            Some(json) => offline().user_config(json),
+            None => offline(),
+        };
+        let out = env.run(args, "").code(0);
+        assert!(!out.stderr.contains("installing CPython"), "{args:?}: {}", out.stderr);
+        assert_eq!(
+            out.stderr.contains("would install the CPython guest"),
+            args.contains(&"--dry-run"),
+            "{}",
+            out.stderr
+        );
+    }
+    offline().run(&["install", "--no-guest", "--guest-from", "x"], "").code(2);
+}
+
+#[test]
+#[ignore = "needs the CPython guest wheels in target/guest-wheels (.ci/run fetches them)"]
+fn install_with_the_guest_wheels_installs_cpython_and_the_instructions_say_so() {
+    let env = TestEnv::new().env("CODEACT_GUEST_INSTALL", "");
+    let wheels = guest_wheels();
+    let out = env.run(&["install", "--guest-from", &wheels.to_string_lossy()], "").code(0);
+    assert!(out.stderr.contains("from local files"), "{}", out.stderr);
+    let status: Value = serde_json::from_str(&env.run(&["guest", "status", "--json"], "").code(0).stdout).unwrap();
+    assert_eq!(status["installed"], json!(true), "{status}");
+    let text = std::fs::read_to_string(env.workspace().join(".github/instructions/codeact.instructions.md")).unwrap();
+    assert!(text.contains("run --backend auto <<'PY'"), "{text}");
+    assert!(text.contains("reruns on full CPython"), "{text}");
+    // Installed, it is not fetched again.
+    let out = env.run(&["install"], "").code(0);
+    assert!(!out.stderr.contains("installing CPython"), "{}", out.stderr);
 }

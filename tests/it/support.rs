@@ -178,7 +178,9 @@ impl TestEnv {
             .env("XDG_CACHE_HOME", home.join(".cache"))
             .env("XDG_DATA_HOME", home.join(".local/share"))
             .env("COPILOT_HOME", home.join(".copilot"))
-            .env("NO_COLOR", "1");
+            .env("NO_COLOR", "1")
+            // Nothing is fetched from PyPI unless a test asks for it.
+            .env("CODEACT_GUEST_INSTALL", "never");
         for (key, value) in &self.env {
             command.env(key, value);
         }
@@ -375,9 +377,15 @@ pub(crate) fn wasm_guest() -> &'static (PathBuf, PathBuf) {
     GUEST.get_or_init(install_test_guest)
 }
 
+/// The folder of guest wheels: `$CODEACT_TEST_WHEELS`, else `target/guest-wheels`.
+pub(crate) fn guest_wheels() -> PathBuf {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    std::env::var_os("CODEACT_TEST_WHEELS").map_or_else(|| target.join("guest-wheels"), PathBuf::from)
+}
+
 fn install_test_guest() -> (PathBuf, PathBuf) {
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    let wheels = std::env::var_os("CODEACT_TEST_WHEELS").map_or_else(|| target.join("guest-wheels"), PathBuf::from);
+    let wheels = guest_wheels();
     let root = target.join("it-guest");
     let (guest, cache) = (root.join("guest"), root.join("cache"));
     let command = |args: &[&str]| {

@@ -121,6 +121,22 @@ pub(super) fn beyond_monty(exc: &MontyException) -> bool {
     }
 }
 
+/// What Monty runs to the end with another answer than CPython's, raising nothing that says
+/// so, as (what a program names to use it, why it goes to CPython). On `auto`, with CPython
+/// installed, a program that names one runs there from the start.
+const DIFFERS_FROM_CPYTHON: &[(&str, &str)] = &[(
+    "strptime",
+    "Monty's datetime.strptime rejects formats CPython parses (`%f` after a comma, a time without a date)",
+)];
+
+/// Why `program` would print something else on Monty than on CPython without failing, when it
+/// names something Monty does differently ([`DIFFERS_FROM_CPYTHON`]). The match is on the text,
+/// comments and strings included: a program that only mentions the name runs on CPython too,
+/// which costs time, never a wrong answer.
+pub(crate) fn differs_from_cpython(program: &str) -> Option<&'static str> {
+    DIFFERS_FROM_CPYTHON.iter().find(|(name, _)| program.contains(name)).map(|(_, why)| *why)
+}
+
 /// CPython's built-in types whose missing attributes are Monty's.
 const BUILTIN_TYPES: &[&str] = &[
     "str",

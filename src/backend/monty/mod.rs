@@ -7,4 +7,5 @@ mod os;
 mod printer;
 mod run;
 
+pub(crate) use error::differs_from_cpython;
 pub(crate) use run::{VERSION, run, run_tool, syntax_error};
