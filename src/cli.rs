@@ -171,6 +171,10 @@ pub(crate) struct GuestInstallArgs {
     /// (e.g. what `pip download` fetched).
     #[arg(long, value_name = "PATH", num_args = 1..)]
     pub(crate) from: Vec<PathBuf>,
+
+    /// Do nothing when the guest is already installed and sound.
+    #[arg(long)]
+    pub(crate) if_missing: bool,
 }
 
 #[derive(Debug, Clone, Args)]

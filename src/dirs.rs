@@ -1,7 +1,10 @@
 //! codeact's own directories, each from its `CODEACT_*` variable when set, else the XDG
-//! variable, else the usual place under `HOME`.
+//! variable (when it is an absolute path, as the XDG spec asks), else the usual place under
+//! `HOME`; and [`open_private`] for the small files codeact keeps in them.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use crate::env;
 
@@ -37,7 +40,7 @@ pub(crate) fn cache() -> Option<PathBuf> {
 pub(crate) fn runtime() -> Option<PathBuf> {
     env::var(env::COPILOT_PLUGIN_DATA)
         .map(PathBuf::from)
-        .or_else(|| env::var("XDG_RUNTIME_DIR").map(|dir| PathBuf::from(dir).join("codeact")))
+        .or_else(|| xdg("XDG_RUNTIME_DIR").map(|dir| dir.join("codeact")))
         .or_else(|| codeact_dir(None, "XDG_CACHE_HOME", ".cache"))
 }
 
@@ -46,8 +49,34 @@ fn codeact_dir(override_var: Option<&str>, xdg_var: &str, home_fallback: &str) -
     if let Some(dir) = override_var.and_then(env::var) {
         return Some(PathBuf::from(dir));
     }
-    if let Some(xdg) = env::var(xdg_var) {
-        return Some(PathBuf::from(xdg).join("codeact"));
+    if let Some(xdg) = xdg(xdg_var) {
+        return Some(xdg.join("codeact"));
     }
     env::var(env::HOME).map(|home| PathBuf::from(home).join(home_fallback).join("codeact"))
+}
+
+/// An XDG base directory variable, when it holds an absolute path; a relative one is ignored.
+fn xdg(name: &str) -> Option<PathBuf> {
+    env::var(name).map(PathBuf::from).filter(|dir| dir.is_absolute())
+}
+
+/// Opens `path`, a small file of codeact's own, for writing (appending with `append`), creating
+/// it with mode 0600 and its folder with mode 0700 when missing. A symbolic link at `path` is
+/// refused, not followed.
+pub(crate) fn open_private(path: &Path, append: bool) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).write(true).append(append);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        }
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    #[cfg(not(unix))]
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    options.open(path)
 }

@@ -133,7 +133,8 @@ fn paint(label: &str, colour: &str) -> String {
     if wanted { format!("\x1b[1;{colour}m{label}\x1b[0m") } else { label.to_owned() }
 }
 
-/// Downloads shown as progress bars on stderr (drawn only when stderr is a terminal).
+/// Downloads shown as progress bars on stderr when it is a terminal, else as a line each (a log
+/// shows what an install was doing).
 #[derive(Debug, Default)]
 pub(crate) struct ProgressBars {
     bar: Option<indicatif::ProgressBar>,
@@ -141,6 +142,12 @@ pub(crate) struct ProgressBars {
 
 impl crate::guest::install::Progress for ProgressBars {
     fn start(&mut self, label: &str, len: u64) {
+        if !io::stderr().is_terminal() {
+            diagnostic(&format!(
+                "downloading {label} ({})",
+                crate::limits::format_size(usize::try_from(len).unwrap_or(0))
+            ));
+        }
         let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
         if let Ok(style) =
             indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")

@@ -2,6 +2,8 @@
 //! `hyperlight` backends.
 
 use std::fmt::Write as _;
+use std::fs::{File, TryLockError};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,13 +26,49 @@ pub(crate) fn run(command: &GuestCommand) -> Result<u8> {
 }
 
 fn install(args: &GuestInstallArgs) -> Result<u8> {
-    install_from(&args.from)?;
+    install_guest(&args.from, args.if_missing)?;
     Ok(exit::SUCCESS)
 }
 
+/// Installs the guest from the wheels in `from`, or from PyPI when it is empty (with
+/// `if_missing`, only when it is not installed and sound), one install at a time: another may
+/// be under way in the background.
+pub(super) fn install_guest(from: &[PathBuf], if_missing: bool) -> Result<()> {
+    let _lock = lock_installs()?;
+    if if_missing && guest::installed().is_ok() {
+        output::diagnostic("the CPython guest is installed; nothing to do");
+        return Ok(());
+    }
+    install_from(from)
+}
+
+/// The file whose lock an install holds while it runs, in the state folder.
+fn lock_path() -> Option<PathBuf> {
+    crate::dirs::state().map(|dir| dir.join("guest-install.lock"))
+}
+
+/// Takes the installs' lock, waiting (and saying so) while another install holds it; `None`
+/// where there is no state folder to keep it in.
+fn lock_installs() -> Result<Option<File>> {
+    let Some(path) = lock_path() else { return Ok(None) };
+    let file =
+        crate::dirs::open_private(&path, false).with_context(|| format!("failed to open `{}`", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            output::diagnostic("waiting for another `codeact guest install` to end…");
+            file.lock().with_context(|| format!("failed to lock `{}`", path.display()))?;
+        }
+        Err(TryLockError::Error(err)) => {
+            return Err(err).with_context(|| format!("failed to lock `{}`", path.display()));
+        }
+    }
+    Ok(Some(file))
+}
+
 /// Installs the guest from the wheels in `from`, or from PyPI when it is empty, and compiles it
-/// for this machine, saying how it goes on stderr.
-pub(super) fn install_from(from: &[PathBuf]) -> Result<()> {
+/// for this machine, saying how it goes on stderr. The caller holds the installs' lock.
+fn install_from(from: &[PathBuf]) -> Result<()> {
     let dir =
         guest::manifest::guest_dir().context("cannot tell where to install the guest: set HOME or XDG_DATA_HOME")?;
     let source = if from.is_empty() { "PyPI" } else { "local files" };
@@ -65,30 +103,71 @@ pub(super) fn install_from(from: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// How long an install started in the background counts as under way: a run within it does not
-/// start another.
-const UNDER_WAY: Duration = Duration::from_mins(15);
+/// How long after an install started in the background ended (it failed: a finished one
+/// leaves the guest installed) a run does not start another.
+const RETRY_AFTER: Duration = Duration::from_mins(15);
 
-/// Starts `codeact guest install` in the background, for a run that needs CPython (with
-/// `guest_install: "auto"`), and returns the path of its log in the state folder. The install
-/// outlives the run: it has its own process group and no terminal, and writes only to its log.
-/// While a log younger than [`UNDER_WAY`] says one is under way, no other is started.
-pub(super) fn install_in_background() -> Result<PathBuf> {
-    let dir = crate::dirs::state().context("no state folder: set HOME or XDG_STATE_HOME")?;
+/// Where an install in the background stands, for what a run that needs CPython says.
+pub(super) enum Background {
+    /// One was started now.
+    Started(PathBuf),
+    /// One is running.
+    UnderWay(PathBuf),
+    /// One ended without installing it less than [`RETRY_AFTER`] ago.
+    FailedLately(PathBuf),
+}
+
+/// Starts `codeact guest install --if-missing` in the background, for a run that needs CPython
+/// (with `guest_install: "auto"`), unless one is under way (it holds the installs' lock) or
+/// failed lately. The install outlives the run: it has its own process group, works in the state
+/// folder, gets only the environment an install needs, and writes only to its log there
+/// (appended to, never through a link).
+pub(super) fn install_in_background() -> Result<Background> {
+    let lock = lock_path().context("no state folder: set HOME or XDG_STATE_HOME")?;
+    let dir = lock.parent().context("the lock has no folder")?.to_path_buf();
     let log = dir.join("guest-install.log");
-    let started = std::fs::metadata(&log).and_then(|meta| meta.modified()).ok();
-    if started.is_some_and(|at| at.elapsed().is_ok_and(|age| age < UNDER_WAY)) {
-        return Ok(log);
+    let held =
+        crate::dirs::open_private(&lock, false).with_context(|| format!("failed to open `{}`", lock.display()))?;
+    match held.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Ok(Background::UnderWay(log)),
+        Err(TryLockError::Error(err)) => {
+            return Err(err).with_context(|| format!("failed to lock `{}`", lock.display()));
+        }
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("failed to create `{}`", dir.display()))?;
-    let file = std::fs::File::create(&log).with_context(|| format!("failed to create `{}`", log.display()))?;
+    let ended = std::fs::metadata(&log).and_then(|meta| meta.modified()).ok();
+    if ended.is_some_and(|at| at.elapsed().is_ok_and(|age| age < RETRY_AFTER)) {
+        return Ok(Background::FailedLately(log));
+    }
+    let mut file =
+        crate::dirs::open_private(&log, true).with_context(|| format!("failed to open `{}`", log.display()))?;
+    let _ = writeln!(file, "--- started by a run that needed CPython");
     let binary = std::env::current_exe().context("cannot tell where this codeact binary is")?;
     let mut command = Command::new(binary);
-    command.args(["guest", "install"]).env("NO_COLOR", "1").stdin(Stdio::null()).stdout(file.try_clone()?).stderr(file);
+    command
+        .args(["guest", "install", "--if-missing"])
+        .current_dir(&dir)
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(name, _)| wanted_by_install(&name.to_string_lossy())))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file);
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    // The child takes the lock itself; this one is let go first, so that it can.
+    drop(held);
     command.spawn().context("failed to start `codeact guest install`")?;
-    Ok(log)
+    Ok(Background::Started(log))
+}
+
+/// Whether an install in the background gets the variable `name`: where codeact's folders are,
+/// how to reach PyPI (proxies, certificates), and the basics every program reads.
+fn wanted_by_install(name: &str) -> bool {
+    crate::env::INHERITED.contains(&name)
+        || name.starts_with("XDG_")
+        || [crate::env::GUEST_DIR, crate::env::CACHE_DIR, "SSL_CERT_FILE", "SSL_CERT_DIR"].contains(&name)
+        || name.to_ascii_uppercase().ends_with("_PROXY")
 }
 
 fn status(args: &JsonArgs) -> Result<u8> {

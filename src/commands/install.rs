@@ -135,7 +135,7 @@ fn fetch_guest(config: &Config, args: &InstallArgs) {
         return;
     }
     output::diagnostic("the CPython guest runs what Monty cannot; installing it once (`--no-guest` leaves it out)");
-    if let Err(err) = super::guest::install_from(&args.guest_from) {
+    if let Err(err) = super::guest::install_guest(&args.guest_from, true) {
         output::warning(&format!(
             "the CPython guest was not installed: {err:#}\n  the instructions are written for what runs without it; \
              `{}` tries again",

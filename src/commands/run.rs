@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use super::guest::Background;
 use super::setup;
 use crate::backend::{self, Backend, Choice, Prepared, monty};
 use crate::catalog::Discovery;
@@ -99,17 +100,21 @@ fn run_on_cpython(monty: Outcome, program: &str, host: &mut Host, fetch: GuestIn
     match backend::cpython() {
         Ok(cpython) => run_on(cpython, program, host, monty.beyond_monty.unwrap_or_default()),
         Err(_) if fetch == GuestInstall::Auto && guest::installed().is_err() => {
+            let hint = guest::INSTALL_HINT;
             let note = match super::guest::install_in_background() {
-                Ok(log) => format!(
+                Ok(Background::Started(log) | Background::UnderWay(log)) => format!(
                     "codeact: Monty cannot run this program, and CPython, which would, is being installed in the \
-                     background (`{}`); run it again once that is done (its log: `{}`)",
-                    guest::INSTALL_HINT,
+                     background (`{hint}`); run it again once that is done (its log: `{}`)",
+                    log.display()
+                ),
+                Ok(Background::FailedLately(log)) => format!(
+                    "codeact: Monty cannot run this program, and CPython, which would, could not be installed in \
+                     the background lately (its log: `{}`); `{hint}` installs it",
                     log.display()
                 ),
                 Err(err) => format!(
                     "codeact: Monty cannot run this program, and CPython, which would, could not be installed in the \
-                     background ({err:#}); `{}` installs it",
-                    guest::INSTALL_HINT
+                     background ({err:#}); `{hint}` installs it"
                 ),
             };
             with_note(monty, &note)
@@ -163,8 +168,7 @@ fn say_once_how_to_install(why: &str) {
          `{}` installs it (once; this is not said again)",
         guest::INSTALL_HINT
     ));
-    let _ = marker.parent().map(std::fs::create_dir_all);
-    let _ = std::fs::write(&marker, b"");
+    let _ = crate::dirs::open_private(&marker, false);
 }
 
 /// `outcome` with `note` after its error's traceback.

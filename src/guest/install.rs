@@ -120,6 +120,10 @@ fn locate(wheel: Wheel, from: &[PathBuf]) -> Result<PathBuf> {
     ))
 }
 
+/// The most a wheel download may bring: the pinned wheels are a fraction of it, and the hash
+/// check comes only at the end.
+const MAX_WHEEL_BYTES: usize = 256 * 1024 * 1024;
+
 /// Downloads a pinned wheel from PyPI, showing it on `progress`.
 fn download(wheel: Wheel, progress: &mut dyn Progress) -> Result<Vec<u8>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -155,6 +159,9 @@ fn download(wheel: Wheel, progress: &mut dyn Progress) -> Result<Vec<u8>> {
         progress.start(wheel.filename, response.content_length().unwrap_or(0));
         let mut bytes = Vec::new();
         while let Some(chunk) = response.chunk().await.with_context(|| format!("download of {url} failed"))? {
+            if bytes.len() + chunk.len() > MAX_WHEEL_BYTES {
+                bail!("{url} is larger than {} MiB, which no pinned wheel is", MAX_WHEEL_BYTES >> 20);
+            }
             bytes.extend_from_slice(&chunk);
             progress.advance(chunk.len() as u64);
         }

@@ -101,7 +101,8 @@ impl Host {
 
     /// Sets the run up to start the same program again from the start, on `backend`, because
     /// Monty could not run it, after it called only tools that change nothing: what it printed
-    /// and the calls it made are forgotten; the deadline, the connections and the workers stay.
+    /// is forgotten; the deadline, the tool-call count (so the budget holds for both runs), the
+    /// connections and the workers stay.
     pub(crate) fn start_over(&mut self, backend: &'static str, because: &str) {
         debug_assert!(self.changed.is_none(), "a program that changed something is not run again");
         self.live.start_over();

@@ -110,12 +110,11 @@ impl Live {
         self.tool_calls.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Forgets what the program printed and how many tools it called, for the same program
-    /// started again on another backend; the deadline stays.
+    /// Forgets what the program printed, for the same program started again on another backend;
+    /// the deadline stays, and the tool calls of both runs count against the budget.
     pub(crate) fn start_over(&self) {
         lock(&self.stdout).clear();
         lock(&self.stderr).clear();
-        self.tool_calls.store(0, Ordering::Relaxed);
     }
 
     /// Records which backend runs the program from now on, for the watchdog's report.

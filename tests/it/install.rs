@@ -489,3 +489,29 @@ fn install_with_the_guest_wheels_installs_cpython_and_the_instructions_say_so() 
     let out = env.run(&["install"], "").code(0);
     assert!(!out.stderr.contains("installing CPython"), "{}", out.stderr);
 }
+
+/// One guest install at a time: a second waits for the first's lock, and says so.
+#[test]
+fn a_guest_install_waits_for_one_under_way() {
+    use std::io::BufRead as _;
+    let env = TestEnv::new();
+    let lock_path = env.home().join(".local/state/codeact/guest-install.lock");
+    std::fs::create_dir_all(lock_path.parent().unwrap()).unwrap();
+    let lock = std::fs::File::create(&lock_path).unwrap();
+    lock.lock().unwrap();
+    let mut child = env
+        .command(&["guest", "install", "--from", "/nonexistent-wheels"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert_eq!(first, "waiting for another `codeact guest install` to end…\n");
+    drop(lock);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(!child.wait().unwrap().success());
+    assert!(rest.contains("/nonexistent-wheels"), "{rest}");
+}
