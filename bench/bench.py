@@ -65,6 +65,17 @@ for path in sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py") if
 print(f"total: {total}")
 """
 
+# Programs Monty cannot run, for what `auto` costs when it runs them again on CPython: one that
+# fails at once, and the scan that fails only at its end, after all its reads (made again).
+BEYOND_MONTY = """\
+import textwrap
+print(textwrap.shorten("a program that needs a module Monty lacks", width=20))
+"""
+BEYOND_MONTY_SCAN = TOOLS_SCAN + """\
+import textwrap
+print(textwrap.shorten(f"{total} TODOs", width=20))
+"""
+
 # Two failures a model typically makes, for the size of what it reads back.
 FAILED_RUNS = {
     "failed run: unknown argument": 'for path in glob(pattern="**/*.py", recursive=True):\n    print(path)\n',
@@ -363,8 +374,48 @@ def drop_from_page_cache(directory: Path) -> None:
 
 
 def case_wasm(setup: Setup, report: Report) -> None:
-    """The wasm backend (full CPython in WebAssembly): cold and warm, beside Monty and CPython."""
+    """The wasm backend (full CPython in WebAssembly): cold and warm, beside Monty and CPython;
+    then what `auto` costs on a program Monty cannot run."""
     guest_backend_case(setup, report, "wasm", "Compiling the guest once (`codeact guest install`) is not included.")
+    fallback_case(setup, report)
+
+
+def fallback_case(setup: Setup, report: Report) -> None:
+    """`auto` on programs Monty cannot run (Monty first, then the same program again on the
+    CPython guest) against `--backend wasm` given directly: the price of trying Monty first."""
+    if setup.wasm_env is None:
+        report.sections.append("### auto: Monty, then CPython\n\nSkipped: the CPython guest is not installed (bench/run installs it).")
+        return
+    env = {**setup.env, **setup.wasm_env}
+    detected = json.loads(subprocess.run([setup.codeact, "detect", "--json"], env=env, capture_output=True,
+                                         text=True, check=True).stdout)
+    backend = detected.get("fallback")
+    if backend is None:
+        report.sections.append("### auto: Monty, then CPython\n\nSkipped: `codeact detect` finds no CPython backend for auto to fall back to.")
+        return
+    root, _ = workspace.ensure_workspace(setup.work_dir, 1000)
+    rows: list[list[str]] = []
+    results = {}
+    worst = 0.0
+    for title, program, ws in [("fails at once (`import textwrap`)", BEYOND_MONTY, None),
+                               ("1,000-file scan, fails at its end", BEYOND_MONTY_SCAN, root)]:
+        extra = ["--workspace", str(ws), *CODEACT_LIMITS] if ws else []
+        direct = Variant(f"codeact --backend {backend}", [setup.codeact, "run", "--backend", backend, *extra], program.encode(), env)
+        auto = Variant(f"codeact auto (Monty, then {backend})", [setup.codeact, "run", *extra], program.encode(), env)
+        measure(f"auto: {title}", [direct, auto], setup.runs, setup.warmup)
+        rows.extend(timing_rows([direct, auto], direct, f"{title}, {setup.runs} runs"))
+        results[title] = {v.label: summary(v) for v in (direct, auto)}
+        worst = max(worst, statistics.median(auto.samples_ns) / statistics.median(direct.samples_ns))
+    report.target(f"auto on what Monty cannot run, vs {backend} directly", "≤ 1.2×", f"{worst:.2f}× (worse of two)", worst <= 1.2)
+    report.section(
+        "auto: Monty, then CPython",
+        f"Whole process, warm, wall time (ms), ratio to `--backend {backend}` given directly. `auto` runs the "
+        "program on Monty, which fails on what it lacks, then again from the start on the CPython guest: the scan's "
+        "1,001 reads are made twice. Both print the same bytes.",
+        ["benchmark", "variant", "min", "median", "max", f"vs {backend}"],
+        rows,
+    )
+    report.results["fallback"] = results
 
 
 def emulated_cpu() -> bool:
@@ -493,6 +544,10 @@ def case_size(setup: Setup, report: Report) -> None:
     rows = [["the binary", f"{binary.stat().st_size / 2**20:.1f}",
              "stripped" if "not stripped" not in stripped else "not stripped"]]
     sizes = {"binary": binary.stat().st_size}
+    for label, other in setup.compare.items():
+        size = Path(other).stat().st_size
+        rows.append([f"the binary, {label}", f"{size / 2**20:.1f}", f"{size / sizes['binary']:.2f}× this one's"])
+        sizes[f"binary, {label}"] = size
     largest = 0
     if setup.packages is None:
         log("size: no --packages folder (scripts/package's output); only the binary is measured")
@@ -520,7 +575,7 @@ def case_commands(setup: Setup, report: Report) -> None:
     variants = [
         Variant("discover", [setup.codeact, "discover", *ws], b"", setup.env, project),
         Variant("instructions", [setup.codeact, "instructions", *ws], b"", setup.env, project),
-        Variant("install", [setup.codeact, "install", *ws], b"", setup.env, project,
+        Variant("install", [setup.codeact, "install", "--no-guest", *ws], b"", setup.env, project,
                 after=[setup.codeact, "uninstall", *ws]),
     ]
     measure("discover, instructions, install", variants, setup.runs, setup.warmup, same_output=False)

@@ -623,9 +623,10 @@ def install_plugin(setup: Setup, env: dict[str, str], cwd: Path) -> None:
 
 
 def codeact_install(setup: Setup, env: dict[str, str], cwd: Path) -> str:
-    """`codeact install` in the workspace through the plugin's launcher, as its install skill runs it."""
+    """`codeact install` in the workspace through the plugin's launcher, as its install skill runs it
+    (without fetching the CPython guest: the scenarios are all Monty's, and every run would download it)."""
     launcher = REPO_ROOT / "plugin" / "bin" / "codeact"
-    return run_checked(["sh", str(launcher), "install"], {**env, "CODEACT_BIN": str(setup.codeact)}, cwd,
+    return run_checked(["sh", str(launcher), "install", "--no-guest"], {**env, "CODEACT_BIN": str(setup.codeact)}, cwd,
                        "codeact install")
 
 
