@@ -6,7 +6,7 @@
 //!
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
 //! holds the tree to that): the leaves (`limits`, `digest`, `hint`, `atomic`, `bounded`,
-//! `terminal`, `reap`, `program`, `paths`, `route`); `env`, `exit` and `spawn`; `dirs` and
+//! `terminal`, `reap`, `program`, `paths`, `route`, `tls`); `env`, `exit` and `spawn`; `dirs` and
 //! `copilot`; workspace `trust`; `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`;
 //! the `sandbox` that serves tool calls; the CPython `guest`; the `backend`s; `config`; and on
 //! top `render`, `output`, `cli` and the `commands`.
@@ -44,6 +44,7 @@ mod route;
 mod sandbox;
 mod spawn;
 mod terminal;
+mod tls;
 mod tools;
 mod trust;
 mod usertools;

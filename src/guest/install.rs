@@ -128,6 +128,7 @@ const MAX_WHEEL_BYTES: usize = 256 * 1024 * 1024;
 fn download(wheel: Wheel, progress: &mut dyn Progress) -> Result<Vec<u8>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
+        crate::tls::install_provider();
         let client = reqwest::Client::builder()
             .user_agent(concat!("codeact/", env!("CARGO_PKG_VERSION")))
             .timeout(std::time::Duration::from_mins(10))

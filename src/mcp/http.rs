@@ -11,6 +11,7 @@ use crate::tools::network::{self, NetworkPolicy};
 /// resolve only to addresses the policy allows, and the connection goes to the address checked,
 /// so DNS cannot change it afterwards; redirects are not followed.
 pub(super) async fn client(url: &str, policy: Option<&NetworkPolicy>) -> Result<reqwest::Client, String> {
+    crate::tls::install_provider();
     let builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy();
     let Some(policy) = policy else {
         return builder.build().map_err(|e| format!("could not build an HTTP client: {e}"));

@@ -97,6 +97,7 @@ fn via_https(
     let url = format!("https://api.github.com/{endpoint}");
     let runtime = process::runtime("github_api")?;
     runtime.block_on(async {
+        crate::tls::install_provider();
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .user_agent(concat!("codeact/", env!("CARGO_PKG_VERSION")))

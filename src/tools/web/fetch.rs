@@ -130,6 +130,7 @@ impl FetchRequest {
             left_origin = left_origin || url.origin() != origin;
             let address = checked_address(&self.policy, "web_fetch()", &url).await?;
             let host = url.host_str().unwrap_or_default().to_owned();
+            crate::tls::install_provider();
             let mut builder = reqwest::Client::builder().redirect(Policy::none()).timeout(self.timeout).no_proxy();
             if url.host().is_some_and(|h| matches!(h, url::Host::Domain(_))) {
                 builder = builder.resolve(&host, address);
