@@ -194,3 +194,48 @@ fn credentials_are_dropped_on_a_redirect_to_another_origin_and_kept_on_the_same_
         "authorization=Bearer SECRET-TOKEN cookie=session=abc proxy-authorization=Basic eDp5 x-test=kept\n"
     );
 }
+
+/// An HTTPS server's certificate is checked: one that no authority signed (self-signed, for
+/// `localhost` and 127.0.0.1) is refused, whichever name reaches it, before a request is sent.
+#[test]
+fn a_certificate_no_authority_signed_is_refused() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let dir = crate::support::fixtures().join("tls");
+    let cert = CertificateDer::from_pem_file(dir.join("self-signed.crt")).unwrap();
+    let key = PrivateKeyDer::from_pem_file(dir.join("self-signed.key")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counted = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (config, counted) = (config.clone(), counted.clone());
+            std::thread::spawn(move || {
+                let connection = rustls::ServerConnection::new(config).unwrap();
+                let mut tls = rustls::StreamOwned::new(connection, stream);
+                let mut byte = [0; 1];
+                if tls.read(&mut byte).is_ok_and(|n| n > 0) {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    let env = TestEnv::new().project_config(r#"{"network": {"allowed_hosts": ["127.0.0.1", "localhost"]}}"#).trusted();
+    for host in ["127.0.0.1", "localhost"] {
+        let (kind, message) = env.error_of(&format!("web_fetch(url='https://{host}:{port}/page')"));
+        assert_eq!(kind, "OSError", "{message}");
+        assert!(message.contains("certificate"), "{message}");
+    }
+    assert_eq!(requests.load(Ordering::SeqCst), 0, "a request reached the server");
+}

@@ -149,7 +149,7 @@ impl FetchRequest {
                 request = request.body(body.clone());
             }
             let mut response = request.send().await.map_err(|e| {
-                ToolError::new(ErrorKind::Os, format!("web_fetch() {url} failed: {}", strip_url(&e.to_string())))
+                ToolError::new(ErrorKind::Os, format!("web_fetch() {url} failed: {}", request_error(&e)))
             })?;
             let status = response.status();
             if status.is_redirection() {
@@ -200,6 +200,22 @@ impl FetchRequest {
 }
 
 /// reqwest's messages repeat the URL; the caller already names it.
+/// What went wrong with a request, ending with its deepest cause (a certificate refused, a
+/// connection reset), which reqwest's own message leaves out.
+fn request_error(err: &reqwest::Error) -> String {
+    let mut text = strip_url(&err.to_string());
+    let mut cause = std::error::Error::source(err);
+    while let Some(inner) = cause.and_then(std::error::Error::source) {
+        cause = Some(inner);
+    }
+    if let Some(cause) = cause.map(ToString::to_string)
+        && !text.contains(&cause)
+    {
+        text = format!("{text}: {cause}");
+    }
+    text
+}
+
 fn strip_url(message: &str) -> String {
     message.split(" for url (").next().unwrap_or(message).to_owned()
 }
