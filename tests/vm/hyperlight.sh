@@ -27,4 +27,8 @@ if ! printf '%s' "$status" | python3 -c 'import json, sys; s = json.load(sys.std
     target/debug/codeact guest install --from target/guest-wheels
 fi
 echo "tests/vm/hyperlight: running $binary in the VM" >&2
-exec tests/vm/run.sh "CODEACT_REQUIRE_HYPERLIGHT=1 RUST_BACKTRACE=1 $binary --include-ignored --test-threads 2 hyperlight:: $*"
+# One test at a time: two micro-VMs running at once each hold one of the emulated CPUs in guest
+# mode, and the VM's kernel, left no CPU for its own work, stalled (RCU stalls, soft lockups)
+# until the time limit. One at a time takes longer, hence the longer limit.
+export CODEACT_VM_TIMEOUT=${CODEACT_VM_TIMEOUT:-1500}
+exec tests/vm/run.sh "CODEACT_REQUIRE_HYPERLIGHT=1 RUST_BACKTRACE=1 $binary --include-ignored --test-threads 1 hyperlight:: $*"
