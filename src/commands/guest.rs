@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::fs::{File, TryLockError};
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -51,19 +51,24 @@ fn lock_path() -> Option<PathBuf> {
 /// where there is no state folder to keep it in.
 fn lock_installs() -> Result<Option<File>> {
     let Some(path) = lock_path() else { return Ok(None) };
-    let file =
-        crate::dirs::open_private(&path, false).with_context(|| format!("failed to open `{}`", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            output::diagnostic("waiting for another `codeact guest install` to end…");
-            file.lock().with_context(|| format!("failed to lock `{}`", path.display()))?;
-        }
-        Err(TryLockError::Error(err)) => {
-            return Err(err).with_context(|| format!("failed to lock `{}`", path.display()));
-        }
+    let (file, taken) = try_lock(&path)?;
+    if !taken {
+        output::diagnostic("waiting for another `codeact guest install` to end…");
+        file.lock().with_context(|| format!("failed to lock `{}`", path.display()))?;
     }
     Ok(Some(file))
+}
+
+/// Opens the installs' lock at `path` and tries to take it without waiting: the file, and
+/// whether it is now held.
+fn try_lock(path: &Path) -> Result<(File, bool)> {
+    let file =
+        crate::dirs::open_private(path, false).with_context(|| format!("failed to open `{}`", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok((file, true)),
+        Err(TryLockError::WouldBlock) => Ok((file, false)),
+        Err(TryLockError::Error(err)) => Err(err).with_context(|| format!("failed to lock `{}`", path.display())),
+    }
 }
 
 /// Installs the guest from the wheels in `from`, or from PyPI when it is empty, and compiles it
@@ -126,14 +131,9 @@ pub(super) fn install_in_background() -> Result<Background> {
     let lock = lock_path().context("no state folder: set HOME or XDG_STATE_HOME")?;
     let dir = lock.parent().context("the lock has no folder")?.to_path_buf();
     let log = dir.join("guest-install.log");
-    let held =
-        crate::dirs::open_private(&lock, false).with_context(|| format!("failed to open `{}`", lock.display()))?;
-    match held.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => return Ok(Background::UnderWay(log)),
-        Err(TryLockError::Error(err)) => {
-            return Err(err).with_context(|| format!("failed to lock `{}`", lock.display()));
-        }
+    let (held, taken) = try_lock(&lock)?;
+    if !taken {
+        return Ok(Background::UnderWay(log));
     }
     let ended = std::fs::metadata(&log).and_then(|meta| meta.modified()).ok();
     if ended.is_some_and(|at| at.elapsed().is_ok_and(|age| age < RETRY_AFTER)) {
