@@ -12,6 +12,7 @@
 use std::io::Write as _;
 use std::process::{Command, ExitCode};
 
+#[cfg(unix)]
 use nix::sys::resource::{UsageWho, getrusage};
 
 fn main() -> ExitCode {
@@ -38,10 +39,17 @@ fn tokens(paths: &[String]) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+#[cfg(unix)]
 fn rss(out: &str, command: &str, args: &[String]) -> Result<ExitCode, String> {
     let status = Command::new(command).args(args).status().map_err(|err| format!("cannot run {command}: {err}"))?;
     // The only child this process ever had: the children's maximum is its peak.
     let usage = getrusage(UsageWho::RUSAGE_CHILDREN).map_err(|err| err.to_string())?;
     std::fs::write(out, format!("{}\n", usage.max_rss())).map_err(|err| format!("cannot write {out}: {err}"))?;
     Ok(ExitCode::from(u8::try_from(status.code().unwrap_or(1)).unwrap_or(1)))
+}
+
+/// The benchmarks measure peak memory on Unix only (`getrusage`).
+#[cfg(not(unix))]
+fn rss(_out: &str, _command: &str, _args: &[String]) -> Result<ExitCode, String> {
+    Err("rss is measured on Unix only".to_owned())
 }

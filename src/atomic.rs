@@ -6,8 +6,9 @@
 //! following them.
 
 use std::io::{self, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::Path;
+
+use crate::platform::Modes as _;
 
 /// Who may read the file, and how much a crash may lose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,20 +22,19 @@ pub(crate) enum Access {
 /// Writes `bytes` to `path` atomically, creating its directory when needed.
 pub(crate) fn write(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let (file_mode, dir_mode) = (0o600, 0o700);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let prefix = format!(".{name}.");
     let temporary = || {
-        tempfile::Builder::new()
-            .prefix(&prefix)
-            .suffix(".tmp")
-            .permissions(std::fs::Permissions::from_mode(file_mode))
-            .tempfile_in(dir)
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600));
+        builder.tempfile_in(dir)
     };
     // The directory usually exists (the hook writes here on every call): make it only when not.
     let mut file = match temporary() {
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            std::fs::DirBuilder::new().recursive(true).mode(dir_mode).create(dir)?;
+            std::fs::DirBuilder::new().recursive(true).unix_mode(0o700).create(dir)?;
             temporary()?
         }
         other => other?,
@@ -55,7 +55,7 @@ pub(crate) fn replace_dir(dir: &Path, fill: impl FnOnce(&Path) -> anyhow::Result
     let parent = dir.parent().context("the directory has no parent")?;
     std::fs::DirBuilder::new()
         .recursive(true)
-        .mode(0o700)
+        .unix_mode(0o700)
         .create(parent)
         .with_context(|| format!("failed to create `{}`", parent.display()))?;
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -73,8 +73,6 @@ pub(crate) fn replace_dir(dir: &Path, fill: impl FnOnce(&Path) -> anyhow::Result
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::MetadataExt as _;
-
     use super::*;
 
     #[test]
@@ -84,8 +82,12 @@ mod tests {
         write(&path, b"one", Access::Private).unwrap();
         write(&path, b"two", Access::Private).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::metadata(temp.path().join("sub")).unwrap().mode() & 0o777, 0o700);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+            assert_eq!(std::fs::metadata(temp.path().join("sub")).unwrap().mode() & 0o777, 0o700);
+        }
         let names: Vec<_> =
             std::fs::read_dir(temp.path().join("sub")).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["state"], "no temporary file is left behind");

@@ -7,8 +7,9 @@
 //! `max_bytes`, so a hook that reads them stays fast and fails open.
 
 use std::io::{self, Read as _};
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
+
+use crate::platform::{Careful as _, Follow};
 
 /// The most codeact reads of one config or tool file.
 pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -16,28 +17,30 @@ pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// The contents of the regular file at `path`, or `None` when nothing is there. Anything else
 /// (a directory, a device, a FIFO, a socket, a file over `max_bytes`) is an error saying so.
 pub(crate) fn read(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
-    read_with(path, max_bytes, nonblocking(), |_| Ok(()))
+    read_with(path, max_bytes, Follow::Links, |_| Ok(()))
 }
 
-/// [`read`] opening `path` with `flags` (which add to `O_RDONLY`), `accept` looking at the opened
-/// regular file's metadata before anything is read: a caller's further conditions on it.
+/// [`read`] opening `path` following a link at its last name or not, `accept` looking at the
+/// opened regular file before anything is read: a caller's further conditions on it.
 pub(crate) fn read_with(
     path: &Path,
     max_bytes: u64,
-    flags: i32,
-    accept: impl Fn(&std::fs::Metadata) -> io::Result<()>,
+    follow: Follow,
+    accept: impl Fn(&std::fs::File) -> io::Result<()>,
 ) -> io::Result<Option<Vec<u8>>> {
-    let opened = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path);
+    let opened = std::fs::OpenOptions::new().read(true).careful(follow).open(path);
     let file = match opened {
         Ok(file) => file,
         Err(err) if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
+        // Windows refuses to open a folder as a file ("access denied"): say what it is.
+        Err(_) if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()) => return Err(not_regular()),
         Err(err) => return Err(err),
     };
     let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+        return Err(not_regular());
     }
-    accept(&meta)?;
+    accept(&file)?;
     if meta.len() > max_bytes {
         return Err(too_large(max_bytes));
     }
@@ -49,14 +52,6 @@ pub(crate) fn read_with(
     Ok(Some(bytes))
 }
 
-/// `O_NONBLOCK | O_NOCTTY`, for every open of a file that may be a FIFO or a terminal: the open
-/// neither blocks nor adopts it, and the caller checks what it opened before reading.
-#[must_use]
-pub(crate) fn nonblocking() -> i32 {
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-    flags.bits().cast_signed()
-}
-
 /// [`read`] of a UTF-8 text file.
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> io::Result<Option<String>> {
     match read(path, max_bytes)? {
@@ -65,6 +60,10 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> io::Result<Option<String
         }
         None => Ok(None),
     }
+}
+
+fn not_regular() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
 }
 
 fn too_large(max_bytes: u64) -> io::Error {
@@ -84,6 +83,12 @@ mod tests {
         assert_eq!(read(&temp.path().join("missing"), 10).unwrap(), None);
         assert!(read(&file, 1).unwrap_err().to_string().contains("larger than 1 bytes"));
         assert!(read(temp.path(), 10).unwrap_err().to_string().contains("not a regular file"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_not_read() {
+        let temp = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink("/dev/zero", temp.path().join("zero")).unwrap();
         assert!(read(&temp.path().join("zero"), 10).unwrap_err().to_string().contains("not a regular file"));
         let fifo = temp.path().join("fifo");

@@ -44,7 +44,8 @@ pub(crate) fn runtime() -> Option<PathBuf> {
         .or_else(|| codeact_dir(None, "XDG_CACHE_HOME", ".cache"))
 }
 
-/// `$override_var` when set, else `$xdg_var/codeact`, else `~/home_fallback/codeact`.
+/// `$override_var` when set, else `$xdg_var/codeact`, else `~/home_fallback/codeact`; on
+/// Windows, where no XDG variable is set, the folder [`windows_home`] names for `xdg_var`.
 fn codeact_dir(override_var: Option<&str>, xdg_var: &str, home_fallback: &str) -> Option<PathBuf> {
     if let Some(dir) = override_var.and_then(env::var) {
         return Some(PathBuf::from(dir));
@@ -52,7 +53,32 @@ fn codeact_dir(override_var: Option<&str>, xdg_var: &str, home_fallback: &str) -
     if let Some(xdg) = xdg(xdg_var) {
         return Some(xdg.join("codeact"));
     }
+    #[cfg(windows)]
+    {
+        let _ = home_fallback;
+        windows_home(xdg_var)
+    }
+    #[cfg(not(windows))]
     env::var(env::HOME).map(|home| PathBuf::from(home).join(home_fallback).join("codeact"))
+}
+
+/// Where codeact's folders are on Windows, beneath the user's profile, whose ACL admits the
+/// user alone (with the administrators and the system): the config in the roaming
+/// `%APPDATA%\codeact`, the rest in the local `%LOCALAPPDATA%\codeact` (`data`, `state`,
+/// `cache`).
+#[cfg(windows)]
+fn windows_home(xdg_var: &str) -> Option<PathBuf> {
+    let (known, sub) = match xdg_var {
+        "XDG_CONFIG_HOME" => ("APPDATA", None),
+        "XDG_DATA_HOME" => ("LOCALAPPDATA", Some("data")),
+        "XDG_STATE_HOME" => ("LOCALAPPDATA", Some("state")),
+        _ => ("LOCALAPPDATA", Some("cache")),
+    };
+    let base = env::var(known).map(PathBuf::from).filter(|dir| dir.is_absolute())?.join("codeact");
+    Some(match sub {
+        Some(sub) => base.join(sub),
+        None => base,
+    })
 }
 
 /// An XDG base directory variable, when it holds an absolute path; a relative one is ignored.
@@ -74,9 +100,20 @@ pub(crate) fn open_private(path: &Path, append: bool) -> io::Result<File> {
         }
         options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
     }
-    #[cfg(not(unix))]
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+    #[cfg(windows)]
+    {
+        use crate::platform::{Careful as _, Follow};
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        options.careful(Follow::NoLinks);
+        let file = options.open(path)?;
+        // The link itself was opened: refuse it, as O_NOFOLLOW does.
+        if file.metadata()?.file_type().is_symlink() {
+            return Err(io::Error::other(format!("`{}` is a link", path.display())));
+        }
+        return Ok(file);
     }
+    #[cfg(unix)]
     options.open(path)
 }

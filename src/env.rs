@@ -69,8 +69,44 @@ pub(crate) const GITHUB_TOKENS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
 
 /// What a process codeact starts for a tool it does not confine (an MCP stdio server, the
 /// Python drop-in worker) inherits of codeact's environment; anything else it must be given.
+#[cfg(unix)]
 pub(crate) const INHERITED: &[&str] =
     &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
+
+/// What a process codeact starts for a tool it does not confine inherits of codeact's
+/// environment on Windows: what Windows programs need to start at all (`SystemRoot`: Winsock
+/// and the C runtime fail without it; `PATHEXT`, `ComSpec`; the temporary folder; the user's
+/// profile folders), besides the variables Unix programs read. Windows compares names without
+/// case, as [`inherited`] does.
+#[cfg(windows)]
+pub(crate) const INHERITED: &[&str] = &[
+    "PATH",
+    "PATHEXT",
+    "SystemRoot",
+    "SystemDrive",
+    "windir",
+    "ComSpec",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+    "USERNAME",
+    "USERDOMAIN",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "ProgramData",
+    "ProgramFiles",
+    "ProgramFiles(x86)",
+    "CommonProgramFiles",
+    "NUMBER_OF_PROCESSORS",
+    "PROCESSOR_ARCHITECTURE",
+    "OS",
+    "HOME",
+    "LANG",
+    "TERM",
+    "TZ",
+];
 
 /// Python's variable that keeps the working directory off `sys.path`: set for the host tools
 /// and servers that run in the workspace, where the program can plant a module.

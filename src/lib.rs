@@ -5,8 +5,8 @@
 //! `commands`, and turns any error into one message on stderr and an exit code.
 //!
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
-//! holds the tree to that): the leaves (`limits`, `digest`, `hint`, `atomic`, `bounded`,
-//! `terminal`, `reap`, `program`, `paths`, `route`, `tls`); `env`, `exit` and `spawn`; `dirs` and
+//! holds the tree to that): the system beneath (`platform`); the leaves (`limits`, `digest`,
+//! `hint`, `atomic`, `bounded`, `terminal`, `reap`, `program`, `paths`, `route`, `tls`); `env`, `exit` and `spawn`; `dirs` and
 //! `copilot`; workspace `trust`; `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`;
 //! the `sandbox` that serves tool calls; the CPython `guest`; the `backend`s; `config`; and on
 //! top `render`, `output`, `cli` and the `commands`.
@@ -37,6 +37,7 @@ mod limits;
 mod mcp;
 mod output;
 mod paths;
+mod platform;
 mod program;
 mod reap;
 mod render;

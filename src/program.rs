@@ -46,7 +46,7 @@ impl std::error::Error for NotFound {}
 /// one relative to the child's working directory that a trusted configuration wrote), else the
 /// first executable regular file of that name in an absolute `PATH` entry outside `workspace`.
 pub(crate) fn find(program: &str, workspace: Option<&Path>) -> Result<PathBuf, NotFound> {
-    if program.contains('/') {
+    if names_a_path(program) {
         return Ok(PathBuf::from(program));
     }
     search(program, std::env::var_os("PATH").as_deref(), workspace, Relative::Skip)
@@ -77,9 +77,10 @@ fn search(
     relative: Relative,
 ) -> Result<PathBuf, NotFound> {
     let mut not_found = NotFound { program: program.to_owned(), in_workspace: Vec::new() };
-    if program.is_empty() || program == "." || program == ".." || program.contains('/') {
+    if program.is_empty() || program == "." || program == ".." || names_a_path(program) {
         return Err(not_found);
     }
+    let names = file_names(program);
     let workspace = workspace.map(Place::new);
     for dir in path.into_iter().flat_map(std::env::split_paths) {
         if !is_fixed(&dir) {
@@ -88,10 +89,9 @@ fn search(
             }
             continue;
         }
-        let candidate = dir.join(program);
-        if !is_executable(&candidate) {
+        let Some(candidate) = names.iter().map(|name| dir.join(name)).find(|file| is_executable(file)) else {
             continue;
-        }
+        };
         let inside = workspace.as_ref().is_some_and(|workspace| workspace.holds(&dir) || workspace.holds(&candidate));
         if inside {
             not_found.in_workspace.push(candidate);
@@ -123,21 +123,54 @@ pub(crate) fn is_fixed(dir: &Path) -> bool {
     dir.is_absolute() && !["/proc", "/dev/fd"].iter().any(|special| dir.starts_with(special))
 }
 
-/// Whether `path` is a regular file (after links) that someone may execute.
+/// Whether a program word names a file by its path rather than by a name to look up.
+fn names_a_path(program: &str) -> bool {
+    program.contains('/') || (cfg!(windows) && (program.contains('\\') || program.contains(':')))
+}
+
+/// The file names a bare `program` may have in a `PATH` entry: itself on Unix. On Windows,
+/// itself when it ends in an extension `PATHEXT` lists, else itself with each of them, in
+/// order, as `cmd.exe` looks.
+fn file_names(program: &str) -> Vec<String> {
+    if cfg!(windows) && !has_executable_extension(Path::new(program)) {
+        return executable_extensions().iter().map(|ext| format!("{program}{ext}")).collect();
+    }
+    vec![program.to_owned()]
+}
+
+/// The extensions `PATHEXT` lists (`.COM;.EXE;.BAT;.CMD` when it is unset or lists none).
+fn executable_extensions() -> Vec<String> {
+    let listed = std::env::var("PATHEXT").unwrap_or_default();
+    let mut extensions: Vec<String> =
+        listed.split(';').map(str::trim).filter(|ext| ext.starts_with('.') && ext.len() > 1).map(str::to_owned).collect();
+    if extensions.is_empty() {
+        extensions = [".COM", ".EXE", ".BAT", ".CMD"].map(str::to_owned).to_vec();
+    }
+    extensions
+}
+
+/// Whether `path` ends in an extension `PATHEXT` lists, compared without case.
+fn has_executable_extension(path: &Path) -> bool {
+    let Some(ext) = path.extension().and_then(OsStr::to_str) else { return false };
+    executable_extensions().iter().any(|listed| listed[1..].eq_ignore_ascii_case(ext))
+}
+
+/// Whether `path` is a regular file (after links) that someone may execute: by its mode on
+/// Unix, by its extension on Windows.
 #[must_use]
 pub(crate) fn is_executable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && mode_allows_exec(&meta))
+    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && may_execute(path, &meta))
 }
 
 #[cfg(unix)]
-fn mode_allows_exec(meta: &std::fs::Metadata) -> bool {
+fn may_execute(_path: &Path, meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     meta.permissions().mode() & 0o111 != 0
 }
 
-#[cfg(not(unix))]
-fn mode_allows_exec(_meta: &std::fs::Metadata) -> bool {
-    true
+#[cfg(windows)]
+fn may_execute(path: &Path, _meta: &std::fs::Metadata) -> bool {
+    has_executable_extension(path)
 }
 
 /// The workspace, by the path it was named by and by where that leads.

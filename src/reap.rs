@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+use crate::platform::{self, Stop};
 
 /// How long a group gets to end on SIGTERM before it is killed.
 pub(crate) const TERM_GRACE: Duration = Duration::from_secs(1);
@@ -68,14 +68,14 @@ impl Registry {
             self.leaders().drain(..).collect()
         };
         for &pid in &pids {
-            signal_group(pid, Signal::TERM);
+            platform::stop_group(pid, Stop::Ask);
         }
         let until = Instant::now() + grace;
-        while Instant::now() < until && pids.iter().any(|&pid| group_alive(pid)) {
+        while Instant::now() < until && pids.iter().any(|&pid| platform::group_alive(pid)) {
             std::thread::sleep(Duration::from_millis(20));
         }
         for &pid in &pids {
-            signal_group(pid, Signal::KILL);
+            platform::stop_group(pid, Stop::Kill);
         }
     }
 }
@@ -90,19 +90,6 @@ pub(crate) fn start<C>(start: impl FnOnce() -> io::Result<(C, u32)>) -> io::Resu
 /// Stops noting the group led by `pid`: it has been ended.
 pub(crate) fn forget(pid: u32) {
     REGISTRY.forget(pid);
-}
-
-/// Sends `signal` to the group led by `pid`; a group that is gone is no error.
-pub(crate) fn signal_group(pid: u32, signal: Signal) {
-    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-        let _ = kill_process_group(pid, signal);
-    }
-}
-
-/// Whether any process of the group led by `pid` is still there.
-#[must_use]
-pub(crate) fn group_alive(pid: u32) -> bool {
-    i32::try_from(pid).ok().and_then(Pid::from_raw).is_some_and(|pid| test_kill_process_group(pid).is_ok())
 }
 
 /// Ends every noted group: SIGTERM, a moment to exit, then SIGKILL for what is left. Only
@@ -124,19 +111,33 @@ pub(crate) fn set_grace(grace: Duration) {
     GRACE_MS.store(u64::try_from(grace.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
 }
 
-/// From now on, SIGTERM, SIGINT and SIGHUP end every noted group before codeact dies of
-/// the signal as it would have (its exit status still says which signal).
+/// From now on, SIGTERM, SIGINT and SIGHUP (Ctrl-C, Ctrl-Break and the console's close on
+/// Windows) end every noted group before codeact dies of the signal as it would have (its exit
+/// status still says which signal).
 pub(crate) fn on_signals() {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else { return };
-    std::thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
-            SIGNALLED.store(true, Ordering::SeqCst);
-            end_groups();
-            let _ = signal_hook::low_level::emulate_default_handler(signal);
-            std::process::exit(128 + signal);
-        }
+    platform::on_stop_signals(|| {
+        SIGNALLED.store(true, Ordering::SeqCst);
+        end_groups();
     });
+}
+
+/// Ends codeact as a stop signal would (SIGTERM; Ctrl-Break on Windows): every noted group is
+/// ended first, and codeact's exit status says it was stopped.
+pub(crate) fn end_as_if_stopped() -> ! {
+    #[cfg(unix)]
+    {
+        // The handler [`on_signals`] started ends the groups and the process.
+        let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TERM);
+        loop {
+            std::thread::park();
+        }
+    }
+    #[cfg(windows)]
+    {
+        SIGNALLED.store(true, Ordering::SeqCst);
+        end_groups();
+        platform::exit_stopped()
+    }
 }
 
 /// Once codeact has been signalled, waits for [`on_signals`] to end the process with the
@@ -148,7 +149,7 @@ pub(crate) fn wait_for_signal_exit() {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::os::unix::process::CommandExt as _;
     use std::process::Command;

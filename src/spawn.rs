@@ -8,10 +8,8 @@
 //! What a caller does with the child's pipes, and how long it waits, stays with the caller.
 
 use std::io;
-use std::os::unix::process::CommandExt as _;
 
-use rustix::process::Signal;
-
+use crate::platform::{self, Stop};
 use crate::reap;
 
 /// A command that can start its child in a process group of its own.
@@ -29,8 +27,11 @@ impl Spawn for std::process::Command {
 
     fn spawn_in_group(&mut self) -> io::Result<(Self::Child, Group)> {
         let (child, pid) = reap::start(|| {
-            let child = self.process_group(0).spawn()?;
+            platform::new_group(self);
+            let child = self.spawn()?;
             let pid = child.id();
+            #[cfg(windows)]
+            platform::adopt(pid, std::os::windows::io::AsRawHandle::as_raw_handle(&child))?;
             Ok((child, pid))
         })?;
         Ok((child, Group::noted(pid)))
@@ -42,9 +43,12 @@ impl Spawn for tokio::process::Command {
 
     fn spawn_in_group(&mut self) -> io::Result<(Self::Child, Group)> {
         let (child, pid) = reap::start(|| {
-            let child = self.process_group(0).kill_on_drop(true).spawn()?;
+            platform::new_group(self.as_std_mut());
+            let child = self.kill_on_drop(true).spawn()?;
             // A child just started has its id until it is waited for.
             let pid = child.id().ok_or_else(|| io::Error::other("the process exited before it could be noted"))?;
+            #[cfg(windows)]
+            platform::adopt(pid, child.raw_handle().ok_or_else(|| io::Error::other("the process has no handle"))?)?;
             Ok((child, pid))
         })?;
         Ok((child, Group::noted(pid)))
@@ -65,17 +69,18 @@ impl Group {
         Self { pid, done: false }
     }
 
-    /// Sends `signal` to every process of the group.
-    pub(crate) fn signal(&self, signal: Signal) {
-        reap::signal_group(self.pid, signal);
+    /// Asks every process of the group to end, or kills them.
+    pub(crate) fn stop(&self, stop: Stop) {
+        platform::stop_group(self.pid, stop);
     }
 
-    /// Kills what is left of the group (SIGKILL) and forgets it: background processes the
-    /// leader started end with it.
+    /// Kills what is left of the group and forgets it: background processes the leader
+    /// started end with it.
     pub(crate) fn kill(&mut self) {
         if !self.done {
             self.done = true;
-            self.signal(Signal::KILL);
+            self.stop(Stop::Kill);
+            platform::forget_group(self.pid);
             reap::forget(self.pid);
         }
     }
@@ -84,15 +89,14 @@ impl Group {
     /// itself into another group, out of reach of [`Group::kill`]. Only for a leader not yet
     /// waited for, whose pid cannot have been taken by another process.
     pub(crate) fn kill_leader(&self) {
-        if let Some(pid) = i32::try_from(self.pid).ok().and_then(rustix::process::Pid::from_raw) {
-            let _ = rustix::process::kill_process(pid, Signal::KILL);
-        }
+        platform::kill_leader(self.pid);
     }
 
     /// Forgets the group without signalling it: its leader has been waited for, and what it
     /// started is its own to end.
     pub(crate) fn release(mut self) {
         self.done = true;
+        platform::release_group(self.pid);
         reap::forget(self.pid);
     }
 }
@@ -103,7 +107,7 @@ impl Drop for Group {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::io::{BufRead as _, BufReader};
     use std::process::{Command, Stdio};
@@ -176,7 +180,127 @@ mod tests {
         let sleep = said_pid(stdout.as_slice());
         group.release();
         assert!(running(&sleep));
-        reap::signal_group(pid, Signal::KILL);
+        platform::stop_group(pid, Stop::Kill);
         assert!(stops(&sleep));
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use std::io::{BufRead as _, BufReader};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
+    use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_SYNCHRONIZE, WaitForSingleObject};
+
+    use super::*;
+
+    /// This test binary started again as `role`: `sleep` sleeps a minute; `tree` starts a
+    /// `sleep` of its own, prints `PID <its pid>` and sleeps.
+    fn myself(role: &str) -> Command {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
+            .args(["--exact", "spawn::windows_tests::child_process", "--ignored", "--nocapture", "--test-threads", "1"])
+            .env("CODEACT_TEST_CHILD", role)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        command
+    }
+
+    #[test]
+    #[ignore = "the child process of the tests below, run by them"]
+    fn child_process() {
+        match std::env::var("CODEACT_TEST_CHILD").as_deref() {
+            Ok("sleep") => std::thread::sleep(Duration::from_secs(60)),
+            Ok("tree") => {
+                let sleep = myself("sleep").stdout(Stdio::null()).spawn().unwrap();
+                println!("PID {}", sleep.id());
+                std::thread::sleep(Duration::from_secs(60));
+            }
+            _ => {}
+        }
+    }
+
+    /// The pid the child printed.
+    fn said_pid(stdout: impl std::io::Read) -> u32 {
+        // The test harness may print `test … ... ` before it on the same line.
+        let line = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| line.split_once("PID ").map(|(_, pid)| pid.to_owned()))
+            .unwrap();
+        line.trim().parse().unwrap()
+    }
+
+    #[expect(unsafe_code, reason = "asking Windows whether a process runs")]
+    fn running(pid: u32) -> bool {
+        // SAFETY: a handle opened to wait on, closed below.
+        let process = unsafe { OpenProcess(PROCESS_SYNCHRONIZE, 0, pid) };
+        if process.is_null() {
+            return false;
+        }
+        // SAFETY: the handle is open; a zero wait only polls.
+        let waiting = unsafe { WaitForSingleObject(process, 0) } == WAIT_TIMEOUT;
+        // SAFETY: closed once.
+        unsafe { CloseHandle(process) };
+        waiting
+    }
+
+    fn stops(pid: u32) -> bool {
+        let until = Instant::now() + Duration::from_secs(20);
+        while running(pid) {
+            if Instant::now() > until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        true
+    }
+
+    #[test]
+    fn a_dropped_group_ends_with_what_its_leader_left_running() {
+        let (mut child, group) = myself("tree").spawn_in_group().unwrap();
+        let sleep = said_pid(child.stdout.take().unwrap());
+        assert!(running(sleep));
+        drop(group);
+        assert!(stops(sleep), "the grandchild outlived its job");
+        let _ = child.wait();
+    }
+
+    #[test]
+    fn a_released_group_is_left_running_and_a_killed_one_ends() {
+        let (mut child, group) = myself("tree").spawn_in_group().unwrap();
+        let pid = child.id();
+        let sleep = said_pid(child.stdout.take().unwrap());
+        platform::kill_leader(pid);
+        let _ = child.wait();
+        group.release();
+        assert!(running(sleep), "a released group's processes go on");
+        platform::kill_leader(sleep);
+        assert!(stops(sleep));
+    }
+
+    #[tokio::test]
+    async fn a_tokio_child_is_in_its_job_too() {
+        let mut command = tokio::process::Command::from(myself("tree"));
+        let (mut child, mut group) = command.spawn_in_group().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = vec![0_u8; 4096];
+        let mut read = 0;
+        let said = |bytes: &[u8]| {
+            let text = String::from_utf8_lossy(bytes);
+            text.split_once("PID ").is_some_and(|(_, rest)| rest.contains('\n'))
+        };
+        while !said(&first[..read]) {
+            let n = tokio::io::AsyncReadExt::read(&mut stdout, &mut first[read..]).await.unwrap();
+            assert!(n > 0, "the child printed no pid");
+            read += n;
+        }
+        let sleep = said_pid(&first[..read]);
+        assert!(platform::group_alive(child.id().unwrap()));
+        group.kill();
+        assert!(stops(sleep));
+        let _ = child.wait().await;
     }
 }

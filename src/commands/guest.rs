@@ -153,8 +153,7 @@ pub(super) fn install_in_background() -> Result<Background> {
         .stdin(Stdio::null())
         .stdout(file.try_clone()?)
         .stderr(file);
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    crate::platform::detach(&mut command);
     // The child takes the lock itself; this one is let go first, so that it can.
     drop(held);
     command.spawn().context("failed to start `codeact guest install`")?;

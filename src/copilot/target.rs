@@ -3,18 +3,16 @@
 //! name at a time, so that no link a repository planted is followed.
 
 use std::io::{self, Read as _, Write as _};
-use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context as _, Result};
 use cap_fs_ext::{DirExt as _, FollowSymlinks, OpenOptionsFollowExt as _};
-use cap_std::fs::{
-    Dir, DirBuilder, DirBuilderExt as _, OpenOptions, OpenOptionsExt as _, Permissions, PermissionsExt as _,
-};
+use cap_std::fs::{Dir, DirBuilder, OpenOptions};
 
 use super::marker::has_marker;
-use crate::{bounded, env};
+use crate::env;
+use crate::platform::{Careful as _, Follow, Modes as _};
 
 /// The most read of an existing file. Generated files are a few KiB; a longer one was edited
 /// (its digest cannot match what was read of it) or is not codeact's.
@@ -126,7 +124,7 @@ impl Target {
         if create {
             std::fs::DirBuilder::new()
                 .recursive(true)
-                .mode(DIR_MODE)
+                .unix_mode(DIR_MODE)
                 .create(&self.anchor)
                 .with_context(|| format!("failed to create `{}`", self.anchor.display()))?;
         }
@@ -148,7 +146,7 @@ impl Target {
                             return Ok(Place::Missing);
                         }
                         let mut builder = DirBuilder::new();
-                        builder.mode(DIR_MODE);
+                        builder.unix_mode(DIR_MODE);
                         match dir.create_dir_with(name, &builder) {
                             Err(err) if err.kind() != io::ErrorKind::AlreadyExists => {
                                 return Err(err).with_context(|| format!("failed to create `{}`", at.display()));
@@ -176,7 +174,7 @@ impl Target {
     pub(crate) fn read(&self, dir: &Dir) -> Result<Existing> {
         let name = self.kind.file();
         let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No).custom_flags(bounded::nonblocking());
+        options.read(true).follow(FollowSymlinks::No).careful(Follow::NoLinks);
         let file = match dir.open_with(name, &options) {
             Ok(file) => file,
             Err(err) => {
@@ -203,12 +201,11 @@ impl Target {
         let name = self.kind.file();
         let temp = format!(".{name}.{}-{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
         let mut options = OpenOptions::new();
-        options.write(true).create_new(true).follow(FollowSymlinks::No).mode(FILE_MODE);
+        options.write(true).create_new(true).follow(FollowSymlinks::No).unix_mode(FILE_MODE);
         let written = dir.open_with(&temp, &options).and_then(|mut file| {
             let result = file
                 .write_all(bytes)
-                // The mode asked for at creation passes through the umask; a shared file is 0644.
-                .and_then(|()| file.set_permissions(Permissions::from_mode(FILE_MODE)))
+                .and_then(|()| shared(&file))
                 .and_then(|()| dir.rename(&temp, dir, name));
             if result.is_err() {
                 let _ = dir.remove_file(&temp);
@@ -234,6 +231,18 @@ impl Target {
             Ok(Existing::Text(text)) if has_marker(&text) => Some(text),
             _ => None,
         }
+    }
+}
+
+/// Makes a written file readable by everyone, as files in a repository are (0644): the mode
+/// asked for at creation passed through the umask. Windows: the ACL the folder passes on.
+fn shared(file: &cap_std::fs::File) -> io::Result<()> {
+    #[cfg(unix)]
+    return file.set_permissions(<cap_std::fs::Permissions as cap_std::fs::PermissionsExt>::from_mode(FILE_MODE));
+    #[cfg(windows)]
+    {
+        let _ = file;
+        Ok(())
     }
 }
 
@@ -288,6 +297,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_symlinked_directory_on_the_way_is_reported_and_never_created_through() {
         let temp = tempfile::tempdir().unwrap();
@@ -310,7 +320,6 @@ mod tests {
 
     #[test]
     fn a_file_is_written_replaced_and_removed_through_its_directory() {
-        use std::os::unix::fs::MetadataExt as _;
         let temp = tempfile::tempdir().unwrap();
         let [target, _] = <[Target; 2]>::try_from(targets(temp.path(), false).unwrap()).unwrap();
         let Place::Dir(dir) = target.open_dir(true).unwrap() else { panic!("not opened") };
@@ -318,15 +327,22 @@ mod tests {
         target.write(&dir, b"one").unwrap();
         target.write(&dir, b"two").unwrap();
         assert_eq!(target.read(&dir).unwrap(), Existing::Text("two".into()));
-        assert_eq!(std::fs::metadata(&target.path).unwrap().mode() & 0o777, 0o644);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            assert_eq!(std::fs::metadata(&target.path).unwrap().mode() & 0o777, 0o644);
+        }
         let names: Vec<_> =
             std::fs::read_dir(target.path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, [INSTRUCTIONS_FILE], "no temporary file is left behind");
         target.remove(&dir).unwrap();
         assert_eq!(target.read(&dir).unwrap(), Existing::Missing);
-        std::os::unix::fs::symlink("/dev/zero", &target.path).unwrap();
-        assert_eq!(target.read(&dir).unwrap(), Existing::Link);
-        std::fs::remove_file(&target.path).unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/dev/zero", &target.path).unwrap();
+            assert_eq!(target.read(&dir).unwrap(), Existing::Link);
+            std::fs::remove_file(&target.path).unwrap();
+        }
         std::fs::create_dir(&target.path).unwrap();
         assert_eq!(target.read(&dir).unwrap(), Existing::Special);
     }

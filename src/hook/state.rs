@@ -9,13 +9,13 @@
 //! `fstat` and read as a fresh session; a regular file is read only as far as a record can
 //! reach.
 
-use std::fs::{self, DirBuilder, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::{atomic, bounded, digest, dirs};
+use crate::platform::{self, Careful as _, Follow};
+use crate::{atomic, digest, dirs};
 
 /// Files older than this are removed at session start.
 const STALE_AFTER: Duration = Duration::from_hours(7 * 24);
@@ -88,17 +88,7 @@ pub(crate) fn default_dir() -> Option<PathBuf> {
 impl StateDir {
     /// Opens (creating) the directory and makes sure it is a private directory of this user.
     pub(crate) fn open(path: &Path) -> io::Result<Self> {
-        DirBuilder::new().recursive(true).mode(0o700).create(path)?;
-        let meta = fs::symlink_metadata(path)?;
-        if !meta.is_dir() {
-            return Err(io::Error::other(format!("`{}` is not a directory", path.display())));
-        }
-        if meta.uid() != rustix::process::getuid().as_raw() {
-            return Err(io::Error::other(format!("`{}` belongs to another user", path.display())));
-        }
-        if meta.mode() & 0o077 != 0 {
-            fs::set_permissions(path, fs::Permissions::from_mode(0o700))?;
-        }
+        platform::private_dir(path)?;
         Ok(Self { path: path.to_path_buf() })
     }
 
@@ -111,7 +101,7 @@ impl StateDir {
     /// not exactly a record.
     #[must_use]
     pub(crate) fn read(&self, session: &str) -> Session {
-        let Ok(file) = OpenOptions::new().read(true).custom_flags(open_flags()).open(self.file(session)) else {
+        let Ok(file) = OpenOptions::new().read(true).careful(Follow::NoLinks).open(self.file(session)) else {
             return Session::default();
         };
         if !file.metadata().is_ok_and(|meta| meta.file_type().is_file()) {
@@ -148,11 +138,6 @@ impl StateDir {
 /// The most of a state file ever read: more than the longest record [`Session::parse`] accepts.
 const MAX_RECORD: u64 = 40;
 
-/// Flags for opening a state file: not through a symlink, and without waiting for a FIFO's
-/// writer or a device; never as a controlling terminal.
-fn open_flags() -> i32 {
-    bounded::nonblocking() | rustix::fs::OFlags::NOFOLLOW.bits().cast_signed()
-}
 
 #[cfg(test)]
 mod tests {
@@ -167,8 +152,12 @@ mod tests {
         dir.write("a", state).unwrap();
         assert_eq!(dir.read("a"), state);
         assert_eq!(dir.read("b"), Session::default());
-        let mode = fs::metadata(temp.path().join("state")).map_or(0, |m| m.mode() & 0o777);
-        assert_eq!(mode, 0o700);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            let mode = fs::metadata(temp.path().join("state")).map_or(0, |m| m.mode() & 0o777);
+            assert_eq!(mode, 0o700);
+        }
     }
 
     #[test]
@@ -197,6 +186,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_fifo_or_a_symlink_in_place_of_a_record_reads_as_a_fresh_session_without_blocking() {
         let temp = tempfile::tempdir().unwrap();

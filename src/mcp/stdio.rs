@@ -13,13 +13,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use rustix::process::Signal;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use crate::env;
 use crate::limits::format_size;
 use crate::program;
+use crate::platform::{self, Stop};
 use crate::spawn::{Group, Spawn as _};
 
 /// How long a server has to exit once its stdin is closed, and again after SIGTERM.
@@ -118,7 +118,7 @@ impl Process {
     /// to end, then kills it.
     pub(super) async fn close(mut self) {
         if tokio::time::timeout(EXIT_GRACE, self.child.wait()).await.is_err() {
-            self.group.signal(Signal::TERM);
+            self.group.stop(Stop::Ask);
             let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
         }
         self.group.kill();
@@ -127,13 +127,8 @@ impl Process {
 
     /// How the server ended, when it has: "exited with status 3", "was killed by signal 9".
     pub(super) async fn how_it_ended(&mut self) -> Option<String> {
-        use std::os::unix::process::ExitStatusExt;
         let status = tokio::time::timeout(Duration::from_millis(300), self.child.wait()).await.ok()?.ok()?;
-        Some(match (status.code(), status.signal()) {
-            (Some(code), _) => format!("exited with status {code}"),
-            (None, Some(signal)) => format!("was killed by signal {signal}"),
-            (None, None) => "exited".to_owned(),
-        })
+        Some(platform::describe_exit(status))
     }
 }
 

@@ -215,6 +215,7 @@ pub(crate) fn workspace_item(workspace: &Path, path: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)]
     use std::os::unix::fs::symlink;
 
     use super::*;
@@ -245,7 +246,10 @@ mod tests {
             Named { flags: vec![flag], user_config: Some(cfg.clone()), user: vec![user], project: vec![project] };
         let shown: Vec<(String, Origin)> = tool_dirs(&ws, &named)
             .into_iter()
-            .map(|dir| (dir.path.strip_prefix(ws.parent().unwrap()).unwrap().display().to_string(), dir.origin))
+            .map(|dir| {
+                let shown = dir.path.strip_prefix(ws.parent().unwrap()).unwrap().display().to_string();
+                (shown.replace('\\', "/"), dir.origin)
+            })
             .collect();
         assert_eq!(
             shown,
@@ -277,6 +281,7 @@ mod tests {
         assert_eq!(tool_dirs(&ws, &named)[0], ToolDir { path: inside, origin: Origin::Workspace });
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_link_into_the_workspace_does_not_make_a_folder_the_users() {
         let (_temp, ws, _) = root();
@@ -287,6 +292,7 @@ mod tests {
         assert_eq!(tool_dirs(&ws, &named)[0], ToolDir { path: inside, origin: Origin::Workspace });
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_link_out_of_the_workspace_is_still_the_workspaces_and_is_seen() {
         let (_temp, ws, _) = root();

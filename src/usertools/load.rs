@@ -9,12 +9,12 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::io;
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use super::folders::{Origin, ToolDir};
 use super::markdown::{self, MarkdownTool, ToolFile};
 use crate::bounded;
+use crate::platform::{self, Follow};
 use crate::tools::spec::{Kind, Param, ParamDefault, Signature};
 
 /// A loaded Markdown tool.
@@ -149,14 +149,13 @@ pub(crate) fn read_tool(dir: &ToolDir, path: &Path) -> io::Result<Option<Vec<u8>
     if dir.origin == Origin::User {
         return bounded::read(path, bounded::MAX_FILE_BYTES);
     }
-    let flags = bounded::nonblocking() | rustix::fs::OFlags::NOFOLLOW.bits().cast_signed();
-    let only_name = |meta: &std::fs::Metadata| {
-        if meta.nlink() > 1 {
+    let only_name = |file: &std::fs::File| {
+        if platform::link_count(file)? > 1 {
             return Err(io::Error::other("a file with another hard link, whose other name could change it"));
         }
         Ok(())
     };
-    bounded::read_with(path, bounded::MAX_FILE_BYTES, flags, only_name).map_err(|err| {
+    bounded::read_with(path, bounded::MAX_FILE_BYTES, Follow::NoLinks, only_name).map_err(|err| {
         if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
             io::Error::other("a symbolic link, which codeact does not follow in a tools folder of the workspace")
         } else {
@@ -314,14 +313,17 @@ fn walk_to(
 
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)]
     use std::os::unix::fs::symlink;
 
     use super::*;
 
+    #[cfg(unix)]
     fn workspace_dir(path: &Path) -> ToolDir {
         ToolDir { path: path.to_path_buf(), origin: Origin::Workspace }
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_survey_lists_tools_first_and_accepts_only_links_to_files_of_the_same_folder() {
         let temp = tempfile::tempdir().unwrap();
@@ -370,6 +372,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_workspace_folders_file_is_read_by_its_own_name_only() {
         let temp = tempfile::tempdir().unwrap();

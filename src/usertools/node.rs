@@ -9,7 +9,6 @@
 //! user trusted, never the file as it is by then.
 
 use std::fmt::Write as _;
-use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -20,7 +19,7 @@ use serde_json::json;
 use super::load::UserTool;
 use crate::tools::process::{self, Finished, Timeout};
 use crate::tools::{ErrorKind, ToolError, Value};
-use crate::{bounded, env, program, terminal};
+use crate::{bounded, env, platform, program, terminal};
 
 /// The Node side, run with `node -e`: one JSON request on stdin.
 const RUNNER: &str = include_str!("runner.js");
@@ -191,11 +190,7 @@ fn relay(name: &str, finished: &Finished) {
 
 /// The error for a `node` that ended without an answer: how it ended and the end of its stderr.
 fn failed(name: &str, finished: &Finished) -> ToolError {
-    let how = match (finished.status.code(), finished.status.signal()) {
-        (Some(code), _) => format!("exit {code}"),
-        (None, Some(signal)) => format!("killed by signal {signal}"),
-        (None, None) => "ended".to_owned(),
-    };
+    let how = platform::describe_exit(finished.status);
     let lines: Vec<&str> = finished.stderr.trim_end().lines().collect();
     let tail = lines[lines.len().saturating_sub(FAILURE_LINES)..].join("\n");
     let tail = &tail[tail.ceil_char_boundary(tail.len().saturating_sub(MAX_FAILURE_BYTES))..];

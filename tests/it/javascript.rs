@@ -232,7 +232,7 @@ fn a_tool_that_leaves_a_timer_running_still_returns_at_once() {
 fn node_ending_without_an_answer_is_a_runtime_error_naming_the_tool() {
     assert_eq!(
         error_of_tool("quits", "module.exports = () => { console.error('bye'); process.exit(3); };"),
-        error("RuntimeError", "quits() failed (exit 3): node ended without an answer:\nbye")
+        error("RuntimeError", "quits() failed (exited with status 3): node ended without an answer:\nbye")
     );
 }
 

@@ -82,6 +82,8 @@ mod tests {
         }
     }
 
+    // A POSIX shell's `cd`, with Unix paths.
+    #[cfg(unix)]
     #[test]
     fn cd_targets_must_read_the_same_in_every_shell() {
         for target in [".", "/repo", "./sub", "./sub/deeper/", "/a/./b"] {
@@ -124,6 +126,7 @@ mod tests {
         let run = invocation(&[], &["run", "--code", "1"]);
         assert!(!within(&run, None, Path::new("/")));
         assert!(!within(&run, Some(Path::new("rel")), Path::new("/")));
-        assert!(within(&run, Some(Path::new("/")), Path::new("/")));
+        let root = std::env::temp_dir().ancestors().last().unwrap().to_path_buf();
+        assert!(within(&run, Some(&root), &root));
     }
 }

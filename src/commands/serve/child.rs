@@ -12,12 +12,12 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rustix::process::Signal;
 use serde_json::Value as Json;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use crate::platform::Stop;
 use crate::spawn::{Group, Spawn as _};
 
 /// How long a run gets to end on SIGTERM, once cancelled, before its process group is killed.
@@ -160,7 +160,7 @@ pub(crate) async fn run(
 /// Ends a run: SIGTERM (which ends the commands and servers it started), a grace, then SIGKILL
 /// to its process group.
 async fn stop(child: &mut tokio::process::Child, mut group: Group) {
-    group.signal(Signal::TERM);
+    group.stop(Stop::Ask);
     if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_err() {
         group.kill();
         let _ = child.wait().await;

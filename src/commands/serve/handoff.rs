@@ -54,7 +54,7 @@ pub(crate) fn end_with_the_server(mut input: impl Read + Send + 'static) {
                 _ => {}
             }
         }
-        let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TERM);
+        crate::reap::end_as_if_stopped();
     });
 }
 

@@ -189,7 +189,7 @@ fn dotenv(text: &str) -> BTreeMap<String, String> {
     variables
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;

@@ -113,6 +113,7 @@ mod tests {
         Dir::open_ambient_dir(path, cap_std::ambient_authority()).unwrap()
     }
 
+    #[cfg(unix)]
     #[test]
     fn links_repositories_and_environments_are_found_at_any_depth() {
         let temp = tempfile::tempdir().unwrap();

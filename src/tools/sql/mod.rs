@@ -10,7 +10,9 @@
 //! beside it as `/codeact-held/<directory>/<name>`, which its system calls resolve in that
 //! directory ([`held`], [`beneath`]), so no directory on the way can be swapped for a symlink
 //! between the check and the open, and no file is opened through a symlink. This holds on every
-//! Unix; elsewhere a file database does not open yet.
+//! Unix. On Windows every folder from the root to the database's is opened without following a
+//! reparse point and held so that none can be renamed or removed ([`pinned`]), and the path
+//! through them is given to `SQLite`.
 
 #[cfg(unix)]
 mod beneath;
@@ -18,6 +20,8 @@ mod beneath;
 mod held;
 mod memory;
 mod open;
+#[cfg(windows)]
+mod pinned;
 mod query;
 
 pub(crate) use open::Databases;

@@ -32,6 +32,8 @@ pub(super) struct Database {
     pub(super) connection: Connection,
     #[cfg(unix)]
     dir: super::held::HeldDir,
+    #[cfg(windows)]
+    _dir: super::pinned::PinnedDir,
 }
 
 impl Database {
@@ -43,7 +45,8 @@ impl Database {
         ws.open_dir(dir).is_ok_and(|now| self.dir.is(&now))
     }
 
-    #[cfg(not(unix))]
+    /// On Windows the folders on the way are pinned ([`super::pinned`]): none can have moved.
+    #[cfg(windows)]
     pub(super) fn still_at(&self, _ws: &Workspace, _dir: &Confined) -> bool {
         true
     }
@@ -99,16 +102,29 @@ pub(super) fn open_file(
     Ok(Database { connection, dir: held })
 }
 
-/// A file database needs a directory held open, which is done on Unix only for now.
-#[cfg(not(unix))]
+/// Opens the database `name` in `dir`, through the folders pinned on the way ([`super::pinned`]).
+#[cfg(windows)]
 pub(super) fn open_file(
-    _ws: &Workspace,
-    _dir: &Confined,
-    _name: &std::ffi::OsStr,
-    _shown: &str,
-    _max_memory: usize,
+    ws: &Workspace,
+    dir: &Confined,
+    name: &std::ffi::OsStr,
+    shown: &str,
+    max_memory: usize,
 ) -> Result<Database, ToolError> {
-    Err(ToolError::new(ErrorKind::Os, "sql() cannot open file databases on this system yet; use db_path=':memory:'"))
+    let pinned = super::pinned::PinnedDir::new(ws.root(), dir.as_path()).map_err(|err| {
+        ToolError::new(ErrorKind::Permission, format!("sql() does not open {shown:?}: {err}"))
+    })?;
+    if pinned.shared(name) {
+        return Err(ToolError::new(
+            ErrorKind::Permission,
+            format!(
+                "sql() does not open {shown:?}: it is a link, or another hard link names the same file, and SQLite \
+                 writes a database in place (copy it to a file of its own first)"
+            ),
+        ));
+    }
+    let connection = authorized(pinned.open(name), shown, max_memory)?;
+    Ok(Database { connection, _dir: pinned })
 }
 
 /// Refuses a database, or a file `SQLite` would make beside it, on a write-protected path.

@@ -7,10 +7,11 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
 use cap_fs_ext::DirExt as _;
-use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, File, OpenOptions};
 
 use super::entry::{classify, not_regular, outside};
 use super::{Confined, Entry, Opened, WalkDir, io_error, read_capped};
+use crate::platform::{Careful as _, Follow};
 use crate::tools::error::{ErrorKind, ToolError};
 use crate::tools::protected::Protected;
 
@@ -180,7 +181,7 @@ impl Workspace {
     /// The open never blocks (a FIFO or device is refused after opening, before any read).
     pub(crate) fn open_entry(&self, rel: &Confined) -> Result<Opened, ToolError> {
         let mut options = OpenOptions::new();
-        options.read(true).custom_flags(crate::bounded::nonblocking());
+        options.read(true).careful(Follow::Links);
         let file = self.dir.open_with(rel.as_path(), &options).map_err(|e| io_error(&e, rel))?;
         let meta = file.metadata().map_err(|e| io_error(&e, rel))?;
         match classify(&meta) {
@@ -267,6 +268,7 @@ mod tests {
         assert_eq!(src.parent(), root);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_new_path_is_located_through_symlinks_dangling_ones_included() {
         let (temp, ws) = workspace();

@@ -5,10 +5,11 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
-use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, File, OpenOptions};
 
 use super::entry::{classify, not_regular, outside};
 use super::{Confined, Entry, io_error, read_capped};
+use crate::platform::{Careful as _, Follow};
 use crate::tools::error::{ErrorKind, ToolError};
 
 /// What a walker sees an entry as, without following it.
@@ -91,7 +92,7 @@ impl WalkDir {
 
     fn open_below(&self, below: &Path, rel: &Confined) -> Result<(File, u64), ToolError> {
         let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No).custom_flags(crate::bounded::nonblocking());
+        options.read(true).follow(FollowSymlinks::No).careful(Follow::NoLinks);
         let file = self.dir.open_with(below, &options).map_err(|e| io_error(&e, rel))?;
         let meta = file.metadata().map_err(|e| io_error(&e, rel))?;
         match classify(&meta) {

@@ -6,10 +6,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt, Permissions};
+use cap_std::fs::{Dir, OpenOptions, Permissions};
 
 use super::entry::{not_regular, outside};
 use super::{Confined, Entry, Workspace, io_error};
+use crate::platform::Modes as _;
 use crate::tools::error::{ErrorKind, ToolError};
 
 impl Workspace {
@@ -90,7 +91,7 @@ fn write_temp(
     let temp =
         PathBuf::from(format!(".codeact-{}-{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let mut options = OpenOptions::new();
-    options.write(true).create_new(true).mode(0o644);
+    options.write(true).create_new(true).unix_mode(0o644);
     let mut file = dir.open_with(&temp, &options).map_err(|e| io_error(&e, rel))?;
     let written = file.write_all(contents).and_then(|()| match permissions {
         Some(permissions) => file.set_permissions(permissions),

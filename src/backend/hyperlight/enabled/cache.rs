@@ -137,11 +137,11 @@ pub(super) fn sealed(dir: &Path) -> bool {
         return false;
     }
     let mut moved = false;
-    let same = files.iter().zip(&seals).all(|((relative, path, meta), seal)| {
+    let same = files.iter().zip(&seals).all(|((relative, path, _), seal)| {
         if *relative != seal.path {
             return false;
         }
-        if seal.seal.unchanged(meta) {
+        if seal.seal.unchanged(path) {
             return true;
         }
         moved = true;
@@ -149,12 +149,16 @@ pub(super) fn sealed(dir: &Path) -> bool {
     });
     if same && moved {
         // Same contents, new metadata (copied, touched): record the new metadata.
-        let resealed: Vec<FileSeal> = files
+        let resealed: std::io::Result<Vec<FileSeal>> = files
             .into_iter()
             .zip(seals)
-            .map(|((path, _, meta), seal)| FileSeal { path, seal: Seal::of(&meta, seal.seal.sha256) })
+            .map(|((relative, path, _), seal)| {
+                Ok(FileSeal { path: relative, seal: Seal::of(&path, seal.seal.sha256)? })
+            })
             .collect();
-        let _ = write_seal(dir, &resealed);
+        if let Ok(resealed) = resealed {
+            let _ = write_seal(dir, &resealed);
+        }
     }
     same
 }
@@ -173,19 +177,17 @@ pub(super) fn store(dir: &Path, save: impl FnOnce(&Path) -> Result<()>) -> Resul
         save(staging)?;
         let files = files_below(staging).context("the saved snapshot holds something that is not a file")?;
         for (relative, path, meta) in files {
-            let meta = if meta.len() >= SPARSE_FROM {
+            if meta.len() >= SPARSE_FROM {
                 punch_zero_pages(&path).with_context(|| format!("failed to make `{}` sparse", path.display()))?;
-                std::fs::metadata(&path)?
-            } else {
-                meta
-            };
+            }
             // The snapshot's memory (hundreds of MB) is in blobs named after their SHA-256,
             // which hyperlight-host computed as it wrote them; the small files are hashed here.
             let digest = match relative.strip_prefix("blobs/sha256/") {
                 Some(name) if name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit()) => name.to_owned(),
                 _ => sha256_file_hex(&path).with_context(|| format!("failed to read `{}`", path.display()))?,
             };
-            seals.push(FileSeal { path: relative, seal: Seal::of(&meta, digest) });
+            let seal = Seal::of(&path, digest).with_context(|| format!("failed to seal `{}`", path.display()))?;
+            seals.push(FileSeal { path: relative, seal });
         }
         Ok(())
     })?;

@@ -51,7 +51,7 @@ fn sealed(cache: &Path) -> bool {
     if !meta.is_file() {
         return false;
     }
-    if seal.unchanged(&meta) {
+    if seal.unchanged(cache) {
         return true;
     }
     if !seal.same_contents(cache) {
@@ -63,8 +63,7 @@ fn sealed(cache: &Path) -> bool {
 }
 
 fn write_seal(cache: &Path, sha256: String) -> Result<()> {
-    let meta = std::fs::metadata(cache)?;
-    let seal = serde_json::to_string(&Seal::of(&meta, sha256))?;
+    let seal = serde_json::to_string(&Seal::of(cache, sha256)?)?;
     atomic::write(&seal_path(cache), seal.as_bytes(), Access::Private)
         .with_context(|| format!("failed to seal `{}`", cache.display()))
 }

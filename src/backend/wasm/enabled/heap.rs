@@ -7,7 +7,7 @@
 /// time, one system call each (about 250 per run). Only address space is reserved: a page is
 /// still backed when it is first touched.
 pub(super) fn grow_heaps_in_large_steps() {
-    #[cfg(target_env = "gnu")]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[expect(unsafe_code, reason = "mallopt is a C function")]
     // SAFETY: mallopt only changes glibc's allocator settings, under the allocator's own lock.
     unsafe {

@@ -1,0 +1,63 @@
+//! What differs between the systems codeact runs on, behind one interface chosen once here:
+//! Unix ([`unix`]: Linux and macOS) and Windows ([`windows`]). Each mechanism has its
+//! counterpart on the other side, beside it; SECURITY.md's per-system table says what each
+//! one holds.
+//!
+//! - **Process trees** ([`new_group`], [`adopt`], [`stop_group`]): a child and whatever it
+//!   starts are one unit that codeact can ask to end and then kill. Unix: a process group of
+//!   its own, SIGTERM then SIGKILL. Windows: a Job object that kills every process in it when
+//!   its last handle closes (so codeact's own death ends the tree), a console Ctrl-Break to
+//!   ask, `TerminateJobObject` to kill.
+//! - **Stop signals** ([`on_stop_signals`]): SIGTERM, SIGINT and SIGHUP on Unix; Ctrl-C,
+//!   Ctrl-Break and the console's close on Windows.
+//! - **Exit statuses** ([`describe_exit`], [`returncode`]): a signal's number on Unix, an
+//!   `NTSTATUS` by name on Windows.
+//! - **Files** ([`Modes`], [`Careful`], [`identity`], [`link_count`], [`private_dir`]): modes
+//!   on Unix, the ACL a file inherits from its folder on Windows; no following of links
+//!   (`O_NOFOLLOW`, `FILE_FLAG_OPEN_REPARSE_POINT`); a file's identity (device and inode,
+//!   volume serial and file index); the owner of a private folder (uid, SID).
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as imp;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as imp;
+
+#[cfg(windows)]
+pub(crate) use imp::{adopt, exit_stopped};
+pub(crate) use imp::{
+    Careful, Modes, describe_exit, detach, forget_group, group_alive, identity, kill_leader, link_count, new_group, on_stop_signals,
+    private_dir, release_group, returncode, stop_group,
+};
+
+/// How a process tree is told to end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Asked to end, with time to clean up: SIGTERM; Ctrl-Break on Windows.
+    Ask,
+    /// Ended at once: SIGKILL; `TerminateJobObject` on Windows.
+    Kill,
+}
+
+/// Whether opening a file may follow a link at its last name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Follow {
+    Links,
+    NoLinks,
+}
+
+/// What identifies a file's contents as the ones written: where it lies on disk (device and
+/// inode; volume serial and file index), its length, and when it was last modified and
+/// changed (its metadata), in nanoseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Identity {
+    pub(crate) volume: u64,
+    pub(crate) index: u64,
+    pub(crate) len: u64,
+    pub(crate) modified_ns: i64,
+    pub(crate) changed_ns: i64,
+}
