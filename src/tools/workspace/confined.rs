@@ -2,6 +2,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::windows_names::name_problem;
+
 /// A path inside the workspace, relative to its root and normalised (no `.`, no `..`, `.` for
 /// the root itself). Only [`super::Workspace::confine`] and the methods below make one.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -34,10 +36,16 @@ impl Confined {
         self.0.parent().map_or_else(Self::root, |parent| Self::from_normal(parent.to_path_buf()))
     }
 
-    /// `below` inside this path, when `below` has only plain names (as a walker reports them).
+    /// `below` inside this path, when `below` has only plain names (as a walker reports them):
+    /// on Windows, also none that Windows would not take for the plain file it spells
+    /// ([`name_problem`]), so a walk leaves out a file that no other path could open either.
     #[must_use]
     pub(crate) fn join(&self, below: &Path) -> Option<Self> {
-        let plain = below.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+        let plain = below.components().all(|c| match c {
+            Component::Normal(name) => name_problem(name).is_none(),
+            Component::CurDir => true,
+            Component::RootDir | Component::Prefix(_) | Component::ParentDir => false,
+        });
         let base = if self.0 == Path::new(".") { PathBuf::new() } else { self.0.clone() };
         let joined = base.join(below);
         plain.then(|| Self::from_normal(joined.components().filter(|c| *c != Component::CurDir).collect()))

@@ -10,6 +10,7 @@ use cap_fs_ext::DirExt as _;
 use cap_std::fs::{Dir, File, OpenOptions};
 
 use super::entry::{classify, not_regular, outside};
+use super::windows_names::{below_root, name_problem, refused_name};
 use super::{Confined, Entry, Opened, WalkDir, io_error, read_capped};
 use crate::platform::{Careful as _, Follow};
 use crate::tools::error::{ErrorKind, ToolError};
@@ -46,17 +47,30 @@ impl Workspace {
     /// `..` is resolved lexically; climbing above the root is a `PermissionError`. Symlinks are
     /// not looked at here: the kernel-side resolution in every operation below refuses those
     /// that leave the workspace.
+    ///
+    /// On Windows, `/` and `\` both separate names, and every other way to name something
+    /// else is a `PermissionError` too: a drive or share prefix other than the root's (`C:x`,
+    /// `D:\x`, `\\server\share\x`, `\\?\…`, `\\.\…`), a path from the current drive's root
+    /// (`\x`, `\??\x`), and a name Windows does not take for the plain file it spells
+    /// ([`windows_name_problem`](super::windows_names::windows_name_problem): a stream, a
+    /// device, a trailing dot or space, a short name, a reserved character).
     pub(crate) fn confine(&self, path: &str) -> Result<Confined, ToolError> {
         if path.contains('\0') {
             return Err(ToolError::value(format!("path {path:?} contains a NUL byte")));
         }
         let given = Path::new(path);
-        let relative =
-            if given.is_absolute() { given.strip_prefix(&self.root).map_err(|_| outside(path))? } else { given };
+        let components = if given.is_absolute() {
+            below_root(&self.root, given).ok_or_else(|| outside(path))?
+        } else {
+            given.components()
+        };
         let mut normal = PathBuf::new();
-        for component in relative.components() {
+        for component in components {
             match component {
-                Component::Normal(part) => normal.push(part),
+                Component::Normal(part) => match name_problem(part) {
+                    Some(problem) => return Err(refused_name(path, problem)),
+                    None => normal.push(part),
+                },
                 Component::CurDir => {}
                 Component::ParentDir => {
                     if !normal.pop() {
@@ -99,6 +113,13 @@ impl Workspace {
     /// `rel` with each symlink in it replaced by its target, whether or not the target exists,
     /// name by name; `shown` names the path in errors. This only finds where a write would
     /// land: the kernel still confines the write itself.
+    ///
+    /// A target counts only as [`link_target`] reads it: an absolute one when it lies under
+    /// the root, a relative one when its names are plain. On Windows a junction is such a link
+    /// (std and cap-std see every name-surrogate reparse point as one), and its target reads
+    /// as absolute (`C:\…`): one into the workspace is followed here, any other refused. (A
+    /// junction to a volume by its GUID reads as `Volume{…}\…`, which is taken for names
+    /// beside the link: a write there lands in the workspace, never on that volume.)
     pub(super) fn resolve_names(&self, rel: &Confined, shown: &Confined) -> Result<Confined, ToolError> {
         /// Symlinks followed before giving up, as the kernel does (`ELOOP`).
         const MAX_LINKS: usize = 40;
@@ -130,13 +151,11 @@ impl Workspace {
                 ));
             }
             let target = self.dir.read_link_contents(&candidate).map_err(|e| io_error(&e, shown))?;
-            let target = if target.is_absolute() {
+            let (from_root, names) = link_target(&self.root, &target, shown)?;
+            if from_root {
                 done = PathBuf::new();
-                target.strip_prefix(&self.root).map_err(|_| outside(&shown.shown()))?.to_path_buf()
-            } else {
-                target
-            };
-            todo.extend(target.iter().rev().filter(|part| *part != OsStr::new("/")).map(OsStr::to_os_string));
+            }
+            todo.extend(names.into_iter().rev());
         }
         Ok(Confined::from_normal(done))
     }
@@ -220,6 +239,35 @@ impl Workspace {
         names.sort();
         Ok(names)
     }
+}
+
+/// The names a link's `target` leads through, and whether they start from the root (an
+/// absolute target) rather than from the link's directory; `shown` names the path in errors.
+/// An absolute target must lie under `root` ([`below_root`], either spelling of its volume on
+/// Windows). On Windows, a target from the current drive's root (`\x`) or relative to a drive
+/// (`C:x`) leads outside as well, and a name Windows would not take for the plain file it
+/// spells is refused as it is in a program's path.
+pub(super) fn link_target(root: &Path, target: &Path, shown: &Confined) -> Result<(bool, Vec<OsString>), ToolError> {
+    let from_root = target.is_absolute();
+    let components =
+        if from_root { below_root(root, target).ok_or_else(|| outside(&shown.shown()))? } else { target.components() };
+    let mut names = Vec::new();
+    for component in components {
+        match component {
+            Component::Normal(name) => {
+                if let Some(problem) = name_problem(name) {
+                    return Err(ToolError::permission(format!(
+                        "'{}' goes through a link whose target {problem}",
+                        shown.shown()
+                    )));
+                }
+                names.push(name.to_os_string());
+            }
+            Component::CurDir | Component::ParentDir => names.push(component.as_os_str().to_os_string()),
+            Component::RootDir | Component::Prefix(_) => return Err(outside(&shown.shown())),
+        }
+    }
+    Ok((from_root, names))
 }
 
 #[cfg(test)]
