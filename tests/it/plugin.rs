@@ -1,5 +1,7 @@
 //! The Copilot CLI plugin folder: its manifests, the launcher, and the files generated from the
 //! tool catalogue (regenerate them with `CODEACT_UPDATE_PLUGIN=1 cargo test --test it plugin`).
+//! The PowerShell launcher's tests run it with `pwsh`; where there is none they say so on stderr
+//! and skip, except that `CODEACT_REQUIRE_POWERSHELL=1` makes that a failure.
 
 use std::path::{Path, PathBuf};
 
@@ -103,7 +105,15 @@ fn hooks_run_the_launcher_for_every_event_in_bash_and_powershell() {
                  {argument} --host copilot ;; esac"
             ))
         );
-        assert!(entry["powershell"].as_str().unwrap().contains(&format!("codeact hook {argument} --host copilot }}")));
+        // On Windows the same: the plugin's PowerShell launcher, only under a plugin root that
+        // is absolute (a drive's path or a share); where PowerShell will not run it (its
+        // execution policy allows no script), the hook fails open.
+        assert_eq!(
+            entry["powershell"],
+            json!(format!(
+                r#"if ($env:COPILOT_PLUGIN_ROOT -match '^([A-Za-z]:[\\/]|\\\\)') {{ try {{ & "$env:COPILOT_PLUGIN_ROOT\bin\codeact.ps1" hook {argument} --host copilot; exit $LASTEXITCODE }} catch {{ [Console]::Error.WriteLine("codeact: $_"); exit 0 }} }}"#
+            ))
+        );
         assert!(entry.get("cwd").is_none(), "a cwd would deny every tool when missing");
     }
 }
@@ -161,6 +171,117 @@ fn each_plugins_hook_command_names_its_host_even_for_a_payload_too_large_to_read
             if claude_form { &reply["hookSpecificOutput"]["permissionDecision"] } else { &reply["permissionDecision"] };
         assert_eq!((decision, reply.get("hookSpecificOutput").is_some()), (&json!("deny"), claude_form), "{reply}");
     }
+}
+
+/// Both plugins carry the same PowerShell launcher as they carry the same `sh` one: Claude
+/// Code's folder links to the Copilot plugin's.
+#[test]
+fn both_plugins_carry_the_same_launchers() {
+    let claude = plugin_dir().join("../claude-plugin/bin");
+    for name in ["codeact", "codeact.ps1"] {
+        let link = std::fs::read_link(claude.join(name)).unwrap();
+        assert_eq!(link, Path::new("../../plugin/bin").join(name), "{name}");
+        assert!(plugin_dir().join("bin").join(name).is_file(), "{name}");
+    }
+}
+
+/// `pwsh` on PATH, or `None` (after saying so on stderr) where there is none; where
+/// `CODEACT_REQUIRE_POWERSHELL` is set (a Windows job), none is a failure.
+fn pwsh() -> Option<PathBuf> {
+    let name = if cfg!(windows) { "pwsh.exe" } else { "pwsh" };
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join(name))
+        .find(|file| file.is_file());
+    if found.is_none() {
+        assert!(std::env::var_os("CODEACT_REQUIRE_POWERSHELL").is_none(), "no `{name}` on PATH");
+        #[expect(clippy::print_stderr, reason = "a skipped test says why")]
+        {
+            eprintln!("skipped: no `{name}` on PATH to run the PowerShell launcher");
+        }
+    }
+    found
+}
+
+/// `pwsh` run on the plugin's PowerShell launcher, with the test's clean environment and HOME,
+/// and nothing on PATH but `pwsh`'s own folder.
+fn powershell_launcher(pwsh: &Path, env: &TestEnv, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(pwsh);
+    command
+        .args(["-NoProfile", "-NonInteractive", "-File"])
+        .arg(plugin_dir().join("bin/codeact.ps1"))
+        .args(args)
+        .env_clear()
+        .envs(env.command(&[]).get_envs().filter_map(|(name, value)| Some((name, value?))))
+        .env("PATH", pwsh.parent().unwrap())
+        .env("HOME", env.home())
+        .env("USERPROFILE", env.home())
+        .current_dir(env.workspace())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // What Windows itself needs to start a program, and what the launcher reads of the machine.
+    for name in ["SystemRoot", "windir", "TEMP", "TMP", "PATHEXT", "PROCESSOR_ARCHITECTURE"] {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command
+}
+
+/// Runs `command` with `stdin` written to it: its exit code, stdout and stderr.
+fn run_with_stdin(command: &mut std::process::Command, stdin: &str) -> (i32, String, String) {
+    let mut child = command.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Without a binary, the PowerShell launcher does what the `sh` one does: hooks let every call
+/// through and print nothing, the session-start hook says how to install codeact, and any other
+/// command says it on stderr and fails.
+#[test]
+fn the_powershell_launcher_without_a_binary_lets_hooks_through_and_says_how_to_install() {
+    let Some(pwsh) = pwsh() else { return };
+    let env = TestEnv::new();
+    let launcher = |args: &[&str]| powershell_launcher(&pwsh, &env, args);
+    let hook = run_with_stdin(&mut launcher(&["hook", "pre-tool-use", "--host", "copilot"]), "{}");
+    assert_eq!((hook.0, hook.1.as_str()), (0, ""), "{}", hook.2);
+    let (code, stdout, _) = run_with_stdin(&mut launcher(&["hook", "session-start"]), "{}");
+    assert_eq!(code, 0);
+    let reply: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        reply,
+        json!({"additionalContext": "codeact is not installed on this machine, so its tools are unavailable in this \
+               session. It installs with `pip install codeact`."})
+    );
+    let (code, stdout, stderr) = run_with_stdin(&mut launcher(&["--version"]), "");
+    assert_eq!((code, stdout.as_str()), (127, ""));
+    assert!(stderr.contains("install it with `pip install codeact`"), "{stderr}");
+}
+
+/// `CODEACT_BIN` is the binary the PowerShell launcher runs, with its arguments, and the hook
+/// payload on stdin reaches it as it is.
+#[test]
+fn the_powershell_launcher_runs_codeact_bin_with_the_payload_on_stdin() {
+    let Some(pwsh) = pwsh() else { return };
+    let env = TestEnv::new().env("CODEACT_MODE", "exclusive");
+    let mut launcher = powershell_launcher(&pwsh, &env, &["--version"]);
+    let (code, stdout, stderr) = run_with_stdin(launcher.env("CODEACT_BIN", *BIN), "");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with(&format!("codeact {} ", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    let payload = json!({"sessionId": "s", "cwd": env.workspace(), "toolName": "powershell",
+        "toolArgs": {"command": "Remove-Item -Recurse src"}});
+    let mut launcher = powershell_launcher(&pwsh, &env, &["hook", "pre-tool-use", "--host", "copilot"]);
+    let (code, stdout, stderr) = run_with_stdin(launcher.env("CODEACT_BIN", *BIN), &payload.to_string());
+    assert_eq!(code, 0, "{stderr}");
+    let reply: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(reply["permissionDecision"], json!("deny"), "{reply}");
 }
 
 #[test]

@@ -112,7 +112,7 @@ fn post_tool_use(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json:
     let command = shell_command(&config);
     let rules = rules(&config, command.as_deref(), &project);
     let session = state.0.read(state.1);
-    let (advice, next) = policy::advise(rules, classify(&call, &project), session);
+    let (advice, next) = policy::advise(rules, classify(&call, &project), session, &call);
     save(Some(&state), session, next)?;
     Ok(advice.map(|text| for_host(call.host, "PostToolUse", json!({"additionalContext": text}))))
 }
@@ -122,7 +122,7 @@ fn post_tool_use(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json:
 fn classify(call: &ToolUse, project: &Project) -> policy::Class {
     let known = Known::new(&reach::current_binary());
     let within = |run: &_| confine::within(run, project.cwd.as_deref(), &project.root);
-    policy::classify(call, |word| known.identify(word), within)
+    policy::classify(call, |dialect, word| known.identify(dialect, word), within)
 }
 
 /// The session's state file, for the modes that keep one (nudge counts rounds, exclusive counts

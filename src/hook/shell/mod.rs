@@ -10,11 +10,15 @@
 //! ([`Program`]), looking at the file system as it must.
 //!
 //! [`parse()`] splits a command line into simple commands ([`SimpleCommand`]) over the tokens of
-//! [`lex`]; [`classify`] answers the two questions on them.
+//! [`lex`]; [`classify`] answers the two questions on them. [`powershell`] answers them for
+//! PowerShell, and [`Dialect`] picks one by the tool's name.
 
 mod classify;
+mod dialect;
 mod lex;
 mod parse;
+pub(crate) mod powershell;
 
-pub(crate) use classify::{Invocation, Program, codeact_run, is_read_only};
+pub(crate) use classify::{Invocation, Program, is_read_only};
+pub(crate) use dialect::Dialect;
 pub(crate) use parse::{SimpleCommand, is_literal, parse};

@@ -1,0 +1,1 @@
+../../plugin/bin/codeact.ps1
