@@ -10,7 +10,9 @@
 //! (measure `true` to see it).
 
 use std::io::Write as _;
-use std::process::{Command, ExitCode};
+#[cfg(unix)]
+use std::process::Command;
+use std::process::ExitCode;
 
 #[cfg(unix)]
 use nix::sys::resource::{UsageWho, getrusage};

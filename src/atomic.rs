@@ -43,8 +43,33 @@ pub(crate) fn write(path: &Path, bytes: &[u8], access: Access) -> io::Result<()>
     if access == Access::Private {
         file.as_file().sync_all()?;
     }
-    file.persist(path).map_err(|err| err.error)?;
-    Ok(())
+    persist(file, path)
+}
+
+/// Renames the written temporary file over `path`.
+#[cfg(unix)]
+fn persist(file: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
+    file.persist(path).map(drop).map_err(|err| err.error)
+}
+
+/// Renames the written temporary file over `path`, trying again for a while when another
+/// process holds `path` open without sharing its deletion (an editor, a virus scanner, another
+/// codeact reading it): Windows refuses to replace such a file until it is closed.
+#[cfg(windows)]
+fn persist(mut file: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
+    let mut wait = std::time::Duration::from_millis(5);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match file.persist(path) {
+            Ok(_) => return Ok(()),
+            Err(err) if err.error.kind() == io::ErrorKind::PermissionDenied && std::time::Instant::now() < until => {
+                file = err.file;
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(std::time::Duration::from_millis(200));
+            }
+            Err(err) => return Err(err.error),
+        }
+    }
 }
 
 /// Puts a new directory at `dir`, replacing what was there: `fill` writes it as a temporary
@@ -74,6 +99,26 @@ pub(crate) fn replace_dir(dir: &Path, fill: impl FnOnce(&Path) -> anyhow::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Windows refuses to replace a file another process holds open without sharing its
+    /// deletion: the write waits for it to be closed.
+    #[cfg(windows)]
+    #[test]
+    fn a_write_waits_for_a_reader_that_holds_the_file() {
+        use std::os::windows::fs::OpenOptionsExt as _;
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("state");
+        write(&path, b"one", Access::Scratch).unwrap();
+        // Read and write sharing only, as many Windows programs open a file.
+        let held = std::fs::OpenOptions::new().read(true).share_mode(0x1 | 0x2).open(&path).unwrap();
+        let reader = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(held);
+        });
+        write(&path, b"two", Access::Scratch).unwrap();
+        reader.join().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+    }
 
     #[test]
     fn a_write_replaces_the_file_whole_with_the_mode_asked_for() {

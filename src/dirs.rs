@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::env;
+use crate::platform::{Careful as _, Follow, Modes as _};
 
 /// The user's config directory: `$CODEACT_CONFIG_DIR`, `$XDG_CONFIG_HOME/codeact`,
 /// `~/.config/codeact`.
@@ -90,30 +91,19 @@ fn xdg(name: &str) -> Option<PathBuf> {
 /// it with mode 0600 and its folder with mode 0700 when missing. A symbolic link at `path` is
 /// refused, not followed.
 pub(crate) fn open_private(path: &Path, append: bool) -> io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).write(true).append(append);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        }
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new().recursive(true).unix_mode(0o700).create(dir)?;
     }
-    #[cfg(windows)]
-    {
-        use crate::platform::{Careful as _, Follow};
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        options.careful(Follow::NoLinks);
-        let file = options.open(path)?;
-        // The link itself was opened: refuse it, as O_NOFOLLOW does.
-        if file.metadata()?.file_type().is_symlink() {
-            return Err(io::Error::other(format!("`{}` is a link", path.display())));
-        }
-        return Ok(file);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .unix_mode(0o600)
+        .careful(Follow::NoLinks)
+        .open(path)?;
+    // Windows opens a link at the last name itself where O_NOFOLLOW fails: refuse it alike.
+    if file.metadata()?.file_type().is_symlink() {
+        return Err(io::Error::other(format!("`{}` is a link", path.display())));
     }
-    #[cfg(unix)]
-    options.open(path)
+    Ok(file)
 }

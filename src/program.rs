@@ -177,8 +177,12 @@ fn file_names(program: &str) -> Vec<String> {
 /// The extensions `PATHEXT` lists (`.COM;.EXE;.BAT;.CMD` when it is unset or lists none).
 fn executable_extensions() -> Vec<String> {
     let listed = std::env::var("PATHEXT").unwrap_or_default();
-    let mut extensions: Vec<String> =
-        listed.split(';').map(str::trim).filter(|ext| ext.starts_with('.') && ext.len() > 1).map(str::to_owned).collect();
+    let mut extensions: Vec<String> = listed
+        .split(';')
+        .map(str::trim)
+        .filter(|ext| ext.starts_with('.') && ext.len() > 1)
+        .map(str::to_owned)
+        .collect();
     if extensions.is_empty() {
         extensions = [".COM", ".EXE", ".BAT", ".CMD"].map(str::to_owned).to_vec();
     }
@@ -231,7 +235,8 @@ impl Place {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use std::os::unix::fs::{PermissionsExt as _, symlink};
 

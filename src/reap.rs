@@ -149,7 +149,8 @@ pub(crate) fn wait_for_signal_exit() {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use std::os::unix::process::CommandExt as _;
     use std::process::Command;

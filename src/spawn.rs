@@ -107,7 +107,8 @@ impl Drop for Group {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use std::io::{BufRead as _, BufReader};
     use std::process::{Command, Stdio};
@@ -185,9 +186,10 @@ mod tests {
     }
 }
 
-#[cfg(all(test, windows))]
+#[cfg(test)]
+#[cfg(windows)]
 mod windows_tests {
-    use std::io::{BufRead as _, BufReader};
+    use std::io::{BufRead as _, BufReader, Write as _};
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
@@ -214,9 +216,12 @@ mod windows_tests {
         match std::env::var("CODEACT_TEST_CHILD").as_deref() {
             Ok("sleep") => std::thread::sleep(Duration::from_secs(60)),
             Ok("tree") => {
-                let sleep = myself("sleep").stdout(Stdio::null()).spawn().unwrap();
-                println!("PID {}", sleep.id());
+                let mut sleep = myself("sleep").stdout(Stdio::null()).spawn().unwrap();
+                let mut out = std::io::stdout();
+                writeln!(out, "PID {}", sleep.id()).unwrap();
+                out.flush().unwrap();
                 std::thread::sleep(Duration::from_secs(60));
+                let _ = sleep.wait();
             }
             _ => {}
         }

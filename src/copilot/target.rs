@@ -203,10 +203,7 @@ impl Target {
         let mut options = OpenOptions::new();
         options.write(true).create_new(true).follow(FollowSymlinks::No).unix_mode(FILE_MODE);
         let written = dir.open_with(&temp, &options).and_then(|mut file| {
-            let result = file
-                .write_all(bytes)
-                .and_then(|()| shared(&file))
-                .and_then(|()| dir.rename(&temp, dir, name));
+            let result = file.write_all(bytes).and_then(|()| shared(&file)).and_then(|()| dir.rename(&temp, dir, name));
             if result.is_err() {
                 let _ = dir.remove_file(&temp);
             }
@@ -235,15 +232,17 @@ impl Target {
 }
 
 /// Makes a written file readable by everyone, as files in a repository are (0644): the mode
-/// asked for at creation passed through the umask. Windows: the ACL the folder passes on.
+/// asked for at creation passed through the umask.
+#[cfg(unix)]
 fn shared(file: &cap_std::fs::File) -> io::Result<()> {
-    #[cfg(unix)]
-    return file.set_permissions(<cap_std::fs::Permissions as cap_std::fs::PermissionsExt>::from_mode(FILE_MODE));
-    #[cfg(windows)]
-    {
-        let _ = file;
-        Ok(())
-    }
+    file.set_permissions(<cap_std::fs::Permissions as cap_std::fs::PermissionsExt>::from_mode(FILE_MODE))
+}
+
+/// A written file on Windows is readable as its folder's ACL says, as the repository's are.
+#[cfg(windows)]
+#[expect(clippy::unnecessary_wraps, reason = "Unix sets the file's mode here, which can fail")]
+fn shared(_file: &cap_std::fs::File) -> io::Result<()> {
+    Ok(())
 }
 
 /// The installed instructions file (repository level first, then user level) that brings

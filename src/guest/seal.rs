@@ -12,13 +12,20 @@ use crate::digest::sha256_file_hex;
 use crate::platform::{self, Identity};
 
 /// What was recorded about a file when it was written.
+///
+/// A seal an earlier codeact wrote (`ino`, `mtime_ns`, `ctime_ns`, no volume) still reads: its
+/// identity no longer matches, so the file is checked by its digest once and sealed again.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub(crate) struct Seal {
     pub(crate) sha256: String,
     len: u64,
+    #[serde(default)]
     volume: u64,
+    #[serde(alias = "ino")]
     index: u64,
+    #[serde(alias = "mtime_ns")]
     modified_ns: i64,
+    #[serde(alias = "ctime_ns")]
     changed_ns: i64,
 }
 

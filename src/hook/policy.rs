@@ -386,16 +386,17 @@ mod tests {
         let view = call_at("view", &json!({"path": "src/a.py", "view_range": [2, 3]}), 9);
         let session = Session { rounds: 3, batch: 8, advised: true, ..Session::default() };
         let (decision, _) = decide(nudge_rules(), Class::ReadOnly, session, &view);
-        assert_eq!(
-            decision,
-            Decision::Deny {
-                reason:
-                    "codeact: 4 rounds of read-only calls in a row. Do this and the rest of the exploration in one \
-                         program (tools are Python functions; print only what you need):\n\ncodeact run <<'PY'\n\
-                         print(view(path=\"src/a.py\", view_range=[2, 3]))\nPY"
-                        .into()
-            }
+        // Copilot CLI's shell is PowerShell on Windows: the program is shown in its form there.
+        let program = if cfg!(windows) {
+            "@'\nprint(view(path=\"src/a.py\", view_range=[2, 3]))\n'@ | codeact run"
+        } else {
+            "codeact run <<'PY'\nprint(view(path=\"src/a.py\", view_range=[2, 3]))\nPY"
+        };
+        let reason = format!(
+            "codeact: 4 rounds of read-only calls in a row. Do this and the rest of the exploration in one program \
+             (tools are Python functions; print only what you need):\n\n{program}"
         );
+        assert_eq!(decision, Decision::Deny { reason });
     }
 
     #[test]

@@ -138,7 +138,6 @@ impl StateDir {
 /// The most of a state file ever read: more than the longest record [`Session::parse`] accepts.
 const MAX_RECORD: u64 = 40;
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

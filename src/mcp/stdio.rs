@@ -18,8 +18,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use crate::env;
 use crate::limits::format_size;
-use crate::program;
 use crate::platform::{self, Stop};
+use crate::program;
 use crate::spawn::{Group, Spawn as _};
 
 /// How long a server has to exit once its stdin is closed, and again after SIGTERM.

@@ -27,12 +27,12 @@ mod windows;
 #[cfg(windows)]
 use windows as imp;
 
+pub(crate) use imp::{
+    Careful, Modes, describe_exit, detach, forget_group, group_alive, identity, kill_leader, link_count, new_group,
+    on_stop_signals, private_dir, release_group, returncode, stop_group,
+};
 #[cfg(windows)]
 pub(crate) use imp::{adopt, exit_stopped};
-pub(crate) use imp::{
-    Careful, Modes, describe_exit, detach, forget_group, group_alive, identity, kill_leader, link_count, new_group, on_stop_signals,
-    private_dir, release_group, returncode, stop_group,
-};
 
 /// How a process tree is told to end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,8 +35,8 @@ use windows_sys::Win32::System::JobObjects::{
     JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject, TerminateJobObject,
 };
 use windows_sys::Win32::System::Threading::{
-    CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, DETACHED_PROCESS, GetCurrentProcess, OpenProcess, OpenProcessToken, OpenThread,
-    PROCESS_TERMINATE, ResumeThread, THREAD_SUSPEND_RESUME, TerminateProcess,
+    CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, DETACHED_PROCESS, GetCurrentProcess, OpenProcess, OpenProcessToken,
+    OpenThread, PROCESS_TERMINATE, ResumeThread, THREAD_SUSPEND_RESUME, TerminateProcess,
 };
 
 use super::{Follow, Identity, Stop};
@@ -138,10 +138,7 @@ pub(crate) fn new_group(command: &mut std::process::Command) {
 /// Starts a command's child apart from codeact, to outlive it: in a console process group of
 /// its own and without a console: a Ctrl-C at codeact's console does not reach it.
 pub(crate) fn detach(command: &mut std::process::Command) {
-    std::os::windows::process::CommandExt::creation_flags(
-        command,
-        CREATE_NEW_PROCESS_GROUP | DETACHED_PROCESS,
-    );
+    std::os::windows::process::CommandExt::creation_flags(command, CREATE_NEW_PROCESS_GROUP | DETACHED_PROCESS);
 }
 
 /// Puts the child `pid` (started by a command [`new_group`] prepared, whose process handle is

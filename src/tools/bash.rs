@@ -80,7 +80,7 @@ fn shell(workspace: &std::path::Path, command_line: &str) -> Result<std::process
     let system = std::env::var_os("SystemRoot").map(std::path::PathBuf::from);
     let outside_system = |path: &std::path::PathBuf| system.as_ref().is_none_or(|system| !path.starts_with(system));
     let posix = ["sh", "bash"].into_iter().filter_map(|name| crate::program::find(name, Some(workspace)).ok());
-    if let Some(sh) = posix.filter(outside_system).next() {
+    if let Some(sh) = posix.into_iter().find(outside_system) {
         let mut command = Command::new(sh);
         command.arg("-c").arg(command_line);
         return Ok(command);
@@ -97,4 +97,3 @@ fn shell(workspace: &std::path::Path, command_line: &str) -> Result<std::process
         "bash() found no shell: neither Git for Windows' `sh` nor PowerShell is on PATH",
     ))
 }
-

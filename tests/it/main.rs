@@ -3,7 +3,11 @@
 
 // Everything in this crate is test code, helpers included: it fails loudly on the first
 // surprise, as unit tests may (`allow-unwrap-in-tests` in `clippy.toml`).
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first surprise")]
+#![cfg_attr(
+    unix,
+    expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first surprise")
+)]
+#![cfg_attr(windows, expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise"))]
 
 // Helpers.
 #[cfg(unix)]

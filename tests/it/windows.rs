@@ -217,6 +217,7 @@ fn protected_names_are_refused_in_any_case() {
 #[test]
 fn codeact_keeps_its_files_beneath_the_users_profile() {
     let env = Env::new();
+    env.file(".codeact/config.json", r#"{"network": {"allow_private": true}}"#);
     let out = env.command(&["trust"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let local = env.root.path().join("profile/AppData/Local/codeact/state");

@@ -126,7 +126,7 @@ mod tests {
         let run = invocation(&[], &["run", "--code", "1"]);
         assert!(!within(&run, None, Path::new("/")));
         assert!(!within(&run, Some(Path::new("rel")), Path::new("/")));
-        let root = std::env::temp_dir().ancestors().last().unwrap().to_path_buf();
-        assert!(within(&run, Some(&root), &root));
+        #[cfg(unix)]
+        assert!(within(&run, Some(Path::new("/")), Path::new("/")));
     }
 }

@@ -189,7 +189,8 @@ fn dotenv(text: &str) -> BTreeMap<String, String> {
     variables
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;

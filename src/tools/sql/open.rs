@@ -47,6 +47,7 @@ impl Database {
 
     /// On Windows the folders on the way are pinned ([`super::pinned`]): none can have moved.
     #[cfg(windows)]
+    #[expect(clippy::unused_self, reason = "Unix asks the database's held folder")]
     pub(super) fn still_at(&self, _ws: &Workspace, _dir: &Confined) -> bool {
         true
     }
@@ -111,9 +112,8 @@ pub(super) fn open_file(
     shown: &str,
     max_memory: usize,
 ) -> Result<Database, ToolError> {
-    let pinned = super::pinned::PinnedDir::new(ws.root(), dir.as_path()).map_err(|err| {
-        ToolError::new(ErrorKind::Permission, format!("sql() does not open {shown:?}: {err}"))
-    })?;
+    let pinned = super::pinned::PinnedDir::new(ws.root(), dir.as_path())
+        .map_err(|err| ToolError::new(ErrorKind::Permission, format!("sql() does not open {shown:?}: {err}")))?;
     if pinned.shared(name) {
         return Err(ToolError::new(
             ErrorKind::Permission,

@@ -54,9 +54,9 @@ impl PinnedDir {
         match opened {
             Err(err) => err.kind() != io::ErrorKind::NotFound,
             Ok(file) => {
-                let regular = file.metadata().is_ok_and(|meta| {
-                    meta.is_file() && meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT == 0
-                });
+                let regular = file
+                    .metadata()
+                    .is_ok_and(|meta| meta.is_file() && meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT == 0);
                 !regular || platform::link_count(&file).map_or(true, |links| links > 1)
             }
         }

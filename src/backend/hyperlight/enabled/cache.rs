@@ -249,9 +249,17 @@ mod tests {
 
     #[test]
     fn a_seal_written_before_reads_and_writes_the_same() {
-        let written = r#"[{"path":"index.json","sha256":"ab","len":2,"ino":3,"mtime_ns":4,"ctime_ns":5}]"#;
+        let written =
+            r#"[{"path":"index.json","sha256":"ab","len":2,"volume":1,"index":3,"modified_ns":4,"changed_ns":5}]"#;
         let seals: Vec<FileSeal> = serde_json::from_str(written).unwrap();
         assert_eq!(serde_json::to_string(&seals).unwrap(), written);
+        // As an earlier codeact wrote it: read, with no volume, so that it is checked by digest.
+        let earlier = r#"[{"path":"index.json","sha256":"ab","len":2,"ino":3,"mtime_ns":4,"ctime_ns":5}]"#;
+        let seals: Vec<FileSeal> = serde_json::from_str(earlier).unwrap();
+        assert_eq!(
+            serde_json::to_string(&seals).unwrap(),
+            r#"[{"path":"index.json","sha256":"ab","len":2,"volume":0,"index":3,"modified_ns":4,"changed_ns":5}]"#
+        );
     }
 
     #[test]
