@@ -115,10 +115,13 @@ pub(crate) fn set_grace(grace: Duration) {
 /// Windows) end every noted group before codeact dies of the signal as it would have (its exit
 /// status still says which signal).
 pub(crate) fn on_signals() {
-    platform::on_stop_signals(|| {
-        SIGNALLED.store(true, Ordering::SeqCst);
-        end_groups();
-    });
+    platform::on_stop_signals(stopped);
+}
+
+/// What a stop signal does before codeact dies of it: notes that it came, and ends every group.
+fn stopped() {
+    SIGNALLED.store(true, Ordering::SeqCst);
+    end_groups();
 }
 
 /// Ends codeact as a stop signal would (SIGTERM; Ctrl-Break on Windows): every noted group is
@@ -134,8 +137,7 @@ pub(crate) fn end_as_if_stopped() -> ! {
     }
     #[cfg(windows)]
     {
-        SIGNALLED.store(true, Ordering::SeqCst);
-        end_groups();
+        stopped();
         platform::exit_stopped()
     }
 }

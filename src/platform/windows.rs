@@ -3,7 +3,7 @@
 //! serial and file index, and owners by SID.
 #![expect(unsafe_code, reason = "the Win32 calls that std does not wrap")]
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::fs::File;
 use std::io;
@@ -118,14 +118,14 @@ fn size_of_u32<T>() -> u32 {
 }
 
 /// The jobs of the trees codeact started, by the pid of the process each began with.
-static JOBS: Mutex<Option<HashMap<u32, Job>>> = Mutex::new(None);
+static JOBS: Mutex<BTreeMap<u32, Job>> = Mutex::new(BTreeMap::new());
 
 fn with_job<T>(pid: u32, act: impl FnOnce(&Job) -> T) -> Option<T> {
-    JOBS.lock().unwrap_or_else(PoisonError::into_inner).as_ref()?.get(&pid).map(act)
+    JOBS.lock().unwrap_or_else(PoisonError::into_inner).get(&pid).map(act)
 }
 
 fn take_job(pid: u32) -> Option<Job> {
-    JOBS.lock().unwrap_or_else(PoisonError::into_inner).as_mut()?.remove(&pid)
+    JOBS.lock().unwrap_or_else(PoisonError::into_inner).remove(&pid)
 }
 
 /// Starts a command's child suspended, in a console process group of its own (which
@@ -154,7 +154,7 @@ pub(crate) fn adopt(pid: u32, process: RawHandle) -> io::Result<()> {
     });
     match adopted {
         Ok(job) => {
-            JOBS.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashMap::new).insert(pid, job);
+            JOBS.lock().unwrap_or_else(PoisonError::into_inner).insert(pid, job);
             Ok(())
         }
         Err(err) => {
