@@ -10,11 +10,20 @@ const PINS: [(&str, &str); 2] =
 
 fn main() -> Result<(), String> {
     cfg_aliases! {
-        // The `hyperlight` backend: the feature, on the only platform hyperlight-host supports.
-        hyperlight: { all(feature = "hyperlight", target_os = "linux", target_arch = "x86_64") },
+        // The `hyperlight` backend: the feature, on the platforms hyperlight-host supports: KVM on
+        // x86_64 Linux, the Windows Hypervisor Platform on x86_64 Windows with the MSVC
+        // toolchain, whose linker loads the platform's library when it is first called (below).
+        hyperlight: {
+            all(
+                feature = "hyperlight",
+                target_arch = "x86_64",
+                any(target_os = "linux", all(windows, target_env = "msvc"))
+            )
+        },
         // A backend that runs the CPython guest (`wasm` or `hyperlight`).
         guest_backend: { any(feature = "wasm", hyperlight) },
     }
+    windows_hyperlight();
     println!("cargo:rerun-if-changed=Cargo.toml");
     let manifest = std::fs::read_to_string("Cargo.toml").map_err(|err| format!("cannot read `Cargo.toml`: {err}"))?;
     for (name, variable) in PINS {
@@ -22,6 +31,33 @@ fn main() -> Result<(), String> {
         println!("cargo:rustc-env={variable}={version}");
     }
     Ok(())
+}
+
+/// hyperlight-host imports `winhvplatform.dll`, which Windows has only where the Windows
+/// Hypervisor Platform is turned on: a binary that imports it at start does not start anywhere
+/// else. The MSVC linker loads it when it is first called instead, so codeact starts everywhere
+/// and asks for the library before it calls into it (`platform::has_system_library`). The GNU
+/// linker cannot; `CODEACT_HYPERLIGHT_GNU=1` builds the backend with it anyway, for a binary
+/// that starts only where the platform is on (CI checks the backend's Windows code this way).
+fn windows_hyperlight() {
+    println!("cargo:rerun-if-env-changed=CODEACT_HYPERLIGHT_GNU");
+    let cfg = |name: &str| std::env::var(format!("CARGO_CFG_TARGET_{name}")).unwrap_or_default();
+    let wanted =
+        std::env::var_os("CARGO_FEATURE_HYPERLIGHT").is_some() && cfg("OS") == "windows" && cfg("ARCH") == "x86_64";
+    if !wanted {
+        return;
+    }
+    match cfg("ENV").as_str() {
+        "msvc" => {
+            println!("cargo:rustc-link-arg=/DELAYLOAD:winhvplatform.dll");
+            println!("cargo:rustc-link-arg=delayimp.lib");
+        }
+        "gnu" if std::env::var_os("CODEACT_HYPERLIGHT_GNU").is_some_and(|value| value == "1") => {
+            println!("cargo:rustc-cfg=hyperlight");
+            println!("cargo:rustc-cfg=guest_backend");
+        }
+        _ => {}
+    }
 }
 
 /// The exact version `manifest` pins `name` to: written inline (`name = { version = "=x.y.z",

@@ -15,7 +15,10 @@
 //! - **Files** ([`Modes`], [`Careful`], [`identity`], [`link_count`], [`private_dir`]): modes
 //!   on Unix, the ACL a file inherits from its folder on Windows; no following of links
 //!   (`O_NOFOLLOW`, `FILE_FLAG_OPEN_REPARSE_POINT`); a file's identity (device and inode,
-//!   volume serial and file index); the owner of a private folder (uid, SID).
+//!   volume serial and file index); the owner of a private folder (uid, SID); reads at an
+//!   offset ([`read_at`]); giving a run of zeros back to the file system ([`punch_hole`]:
+//!   `fallocate` on Linux, a sparse file's zeroed range on Windows).
+//! - **This boot** ([`boot_id`]): the kernel's boot id on Linux, the time Windows started.
 
 #[cfg(unix)]
 mod unix;
@@ -27,12 +30,32 @@ mod windows;
 #[cfg(windows)]
 use windows as imp;
 
+#[cfg(all(windows, hyperlight))]
+pub(crate) use imp::has_system_library;
 pub(crate) use imp::{
     Careful, Modes, describe_exit, detach, forget_group, group_alive, identity, kill_leader, link_count, new_group,
     on_stop_signals, private_dir, release_group, returncode, stop_group,
 };
 #[cfg(windows)]
 pub(crate) use imp::{adopt, exit_stopped};
+#[cfg(hyperlight)]
+pub(crate) use imp::{boot_id, is_link_loop, punch_hole, read_at};
+
+/// A path's canonical form, the one codeact compares and shows: absolute, with every link
+/// resolved; on Windows without the `\\?\` prefix wherever the path means the same without
+/// it (drive paths of at most 260 characters with no device names or names Win32 trims), so
+/// that the workspace's path reads as users write it and works for every program it is given
+/// to (a `cwd`, `${workspaceFolder}`, a `file://` root). Every canonical path is made here, so
+/// any two compare alike.
+pub(crate) trait Canonical {
+    fn canonical(&self) -> std::io::Result<std::path::PathBuf>;
+}
+
+impl Canonical for std::path::Path {
+    fn canonical(&self) -> std::io::Result<std::path::PathBuf> {
+        dunce::canonicalize(self)
+    }
+}
 
 /// How a process tree is told to end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

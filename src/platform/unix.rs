@@ -125,6 +125,10 @@ impl Modes for cap_std::fs::OpenOptions {
 /// a symbolic link at the last name (`O_NOFOLLOW`). The caller checks what it opened.
 pub(crate) trait Careful {
     fn careful(&mut self, follow: Follow) -> &mut Self;
+
+    /// [`Self::careful`], for a read that may open a folder: Windows opens one only with
+    /// `FILE_FLAG_BACKUP_SEMANTICS`.
+    fn careful_entry(&mut self, follow: Follow) -> &mut Self;
 }
 
 fn careful_flags(follow: Follow) -> i32 {
@@ -140,11 +144,19 @@ impl Careful for std::fs::OpenOptions {
     fn careful(&mut self, follow: Follow) -> &mut Self {
         self.custom_flags(careful_flags(follow))
     }
+
+    fn careful_entry(&mut self, follow: Follow) -> &mut Self {
+        self.careful(follow)
+    }
 }
 
 impl Careful for cap_std::fs::OpenOptions {
     fn careful(&mut self, follow: Follow) -> &mut Self {
         cap_std::fs::OpenOptionsExt::custom_flags(self, careful_flags(follow))
+    }
+
+    fn careful_entry(&mut self, follow: Follow) -> &mut Self {
+        self.careful(follow)
     }
 }
 
@@ -165,6 +177,36 @@ pub(crate) fn identity(path: &Path) -> io::Result<Identity> {
 /// that saturates).
 fn nanoseconds(seconds: i64, nanoseconds: i64) -> i64 {
     seconds.saturating_mul(1_000_000_000).saturating_add(nanoseconds)
+}
+
+/// Reads into `buffer` from the file at `offset`, leaving its position where it was.
+#[cfg(hyperlight)]
+pub(crate) fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buffer, offset)
+}
+
+/// Gives the `len` bytes of zeros at `start` back to the file system, the file's length
+/// unchanged; `false` where the file system cannot.
+#[cfg(hyperlight)]
+pub(crate) fn punch_hole(file: &File, start: u64, len: u64) -> io::Result<bool> {
+    use rustix::fs::FallocateFlags;
+    match rustix::fs::fallocate(file, FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE, start, len) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => Ok(false),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Whether an open failed because of a link: a loop, or a link where none may be followed.
+#[cfg(hyperlight)]
+pub(crate) fn is_link_loop(err: &io::Error) -> bool {
+    err.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
+}
+
+/// What names this boot of the system, the same for every process until the next one.
+#[cfg(hyperlight)]
+pub(crate) fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_owned()).unwrap_or_default()
 }
 
 /// How many names the open file has.

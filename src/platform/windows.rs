@@ -14,6 +14,8 @@ use std::process::ExitStatus;
 use std::sync::{Mutex, PoisonError};
 
 use windows_sys::Win32::Foundation::{CloseHandle, FALSE, FILETIME, HANDLE, INVALID_HANDLE_VALUE, LocalFree, TRUE};
+#[cfg(hyperlight)]
+use windows_sys::Win32::Foundation::{ERROR_CANT_RESOLVE_FILENAME, ERROR_INVALID_FUNCTION, ERROR_STOPPED_ON_SYMLINK};
 use windows_sys::Win32::Security::Authorization::{GetSecurityInfo, SE_FILE_OBJECT};
 use windows_sys::Win32::Security::{
     EqualSid, GetTokenInformation, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, TOKEN_QUERY, TOKEN_USER,
@@ -29,11 +31,19 @@ use windows_sys::Win32::System::Console::{
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, TH32CS_SNAPTHREAD, THREADENTRY32, Thread32First, Thread32Next,
 };
+#[cfg(hyperlight)]
+use windows_sys::Win32::System::IO::DeviceIoControl;
+#[cfg(hyperlight)]
+use windows_sys::Win32::System::Ioctl::{FILE_ZERO_DATA_INFORMATION, FSCTL_SET_SPARSE, FSCTL_SET_ZERO_DATA};
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
     JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JobObjectBasicAccountingInformation,
     JobObjectExtendedLimitInformation, QueryInformationJobObject, SetInformationJobObject, TerminateJobObject,
 };
+#[cfg(hyperlight)]
+use windows_sys::Win32::System::LibraryLoader::{LOAD_LIBRARY_SEARCH_SYSTEM32, LoadLibraryExW};
+#[cfg(hyperlight)]
+use windows_sys::Win32::System::SystemInformation::GetTickCount64;
 use windows_sys::Win32::System::Threading::{
     CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, DETACHED_PROCESS, GetCurrentProcess, OpenProcess, OpenProcessToken,
     OpenThread, PROCESS_TERMINATE, ResumeThread, THREAD_SUSPEND_RESUME, TerminateProcess,
@@ -349,6 +359,10 @@ impl Modes for cap_std::fs::OpenOptions {
 /// the caller refuses as not a regular file.
 pub(crate) trait Careful {
     fn careful(&mut self, follow: Follow) -> &mut Self;
+
+    /// [`Self::careful`], for a read that may open a folder: Windows opens one only with
+    /// `FILE_FLAG_BACKUP_SEMANTICS`.
+    fn careful_entry(&mut self, follow: Follow) -> &mut Self;
 }
 
 fn careful_flags(follow: Follow) -> u32 {
@@ -359,6 +373,10 @@ impl Careful for std::fs::OpenOptions {
     fn careful(&mut self, follow: Follow) -> &mut Self {
         self.custom_flags(careful_flags(follow))
     }
+
+    fn careful_entry(&mut self, follow: Follow) -> &mut Self {
+        self.custom_flags(careful_flags(follow) | FILE_FLAG_BACKUP_SEMANTICS)
+    }
 }
 
 impl Careful for cap_std::fs::OpenOptions {
@@ -366,6 +384,10 @@ impl Careful for cap_std::fs::OpenOptions {
         // cap-std opens the last name without following it itself when told not to follow;
         // what it follows, it follows beneath its directory.
         cap_std::fs::OpenOptionsExt::custom_flags(self, careful_flags(follow))
+    }
+
+    fn careful_entry(&mut self, follow: Follow) -> &mut Self {
+        cap_std::fs::OpenOptionsExt::custom_flags(self, careful_flags(follow) | FILE_FLAG_BACKUP_SEMANTICS)
     }
 }
 
@@ -417,6 +439,79 @@ fn unix_nanoseconds(ticks: i64) -> i64 {
     /// 100 ns ticks from 1601-01-01 to 1970-01-01.
     const UNIX_EPOCH_TICKS: i64 = 116_444_736_000_000_000;
     ticks.saturating_sub(UNIX_EPOCH_TICKS).saturating_mul(100)
+}
+
+/// Reads into `buffer` from the file at `offset`. Windows moves the file's position too; the
+/// files read this way are only ever read at an offset.
+#[cfg(hyperlight)]
+pub(crate) fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buffer, offset)
+}
+
+/// Gives the `len` bytes of zeros at `start` back to the file system, the file's length
+/// unchanged: the file is made sparse and the range zeroed, which deallocates it. `false`
+/// where the volume has no sparse files (FAT).
+#[cfg(hyperlight)]
+pub(crate) fn punch_hole(file: &File, start: u64, len: u64) -> io::Result<bool> {
+    let control = |code: u32, input: *const c_void, size: u32| {
+        let mut returned = 0_u32;
+        // SAFETY: the file is open for the life of the call; `input` points at `size` bytes
+        // that outlive it; no output buffer.
+        let done = unsafe {
+            DeviceIoControl(
+                file.as_raw_handle(),
+                code,
+                input,
+                size,
+                std::ptr::null_mut(),
+                0,
+                &raw mut returned,
+                std::ptr::null_mut(),
+            )
+        };
+        if done == FALSE { Err(io::Error::last_os_error()) } else { Ok(()) }
+    };
+    match control(FSCTL_SET_SPARSE, std::ptr::null(), 0) {
+        Ok(()) => {}
+        Err(err) if err.raw_os_error() == Some(ERROR_INVALID_FUNCTION.cast_signed()) => return Ok(false),
+        Err(err) => return Err(err),
+    }
+    let end = start.saturating_add(len);
+    let range = FILE_ZERO_DATA_INFORMATION { FileOffset: start.cast_signed(), BeyondFinalZero: end.cast_signed() };
+    control(FSCTL_SET_ZERO_DATA, (&raw const range).cast(), size_of_u32::<FILE_ZERO_DATA_INFORMATION>())?;
+    Ok(true)
+}
+
+/// Whether an open failed because of a link: a name that cannot be resolved (a loop of
+/// reparse points), or a reparse point where none may be followed.
+#[cfg(hyperlight)]
+pub(crate) fn is_link_loop(err: &io::Error) -> bool {
+    err.raw_os_error()
+        .is_some_and(|code| [ERROR_CANT_RESOLVE_FILENAME, ERROR_STOPPED_ON_SYMLINK].contains(&code.cast_unsigned()))
+}
+
+/// What names this boot of Windows: when it started, in seconds since the Unix epoch, rounded
+/// to a minute so that two processes reading the clock and the time since boot a moment apart
+/// agree. A clock set far enough between two reads names another boot: what is kept for the
+/// boot is only made again.
+#[cfg(hyperlight)]
+pub(crate) fn boot_id() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    // SAFETY: no arguments; milliseconds since the system started.
+    let up = std::time::Duration::from_millis(unsafe { GetTickCount64() });
+    let started = now.saturating_sub(up).as_secs();
+    format!("windows-{}", (started + 30) / 60 * 60)
+}
+
+/// Whether Windows has the library `name` in its system folder, which is then loaded (and
+/// stays loaded): hyperlight-host's calls into `winhvplatform.dll` load it when first made,
+/// and one made where it is missing ends the process.
+#[cfg(hyperlight)]
+pub(crate) fn has_system_library(name: &str) -> bool {
+    let wide: Vec<u16> = name.encode_utf16().chain([0]).collect();
+    // SAFETY: a NUL-terminated name; only the system folder is searched.
+    let module = unsafe { LoadLibraryExW(wide.as_ptr(), std::ptr::null_mut(), LOAD_LIBRARY_SEARCH_SYSTEM32) };
+    !module.is_null()
 }
 
 /// How many names the open file has.

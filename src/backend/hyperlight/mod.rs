@@ -1,4 +1,4 @@
-//! The `hyperlight` backend (cargo feature `hyperlight`, on by default; `x86_64` Linux only): the
+//! The `hyperlight` backend (cargo feature `hyperlight`, on by default; `x86_64` Linux and Windows): the
 //! CPython component of the `wasm` backend, run by a WebAssembly runtime (wasmtime 36 in a
 //! `no_std` Hyperlight guest) inside a Hyperlight micro-VM. Without the feature, or on another
 //! platform, [`disabled`] stands in and says so.

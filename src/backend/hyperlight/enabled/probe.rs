@@ -12,6 +12,7 @@ use super::sandbox::start_bare_runtime;
 use crate::atomic::{self, Access};
 use crate::dirs;
 use crate::guest::Installed;
+use crate::platform;
 
 /// A probe's answer, as kept.
 #[derive(Debug, Serialize, Deserialize)]
@@ -26,14 +27,10 @@ fn kept_path() -> Option<PathBuf> {
     dirs::cache().map(|dir| dir.join("hyperlight").join("probe.json"))
 }
 
-fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_owned()).unwrap_or_default()
-}
-
 /// The answer kept for this boot, if a probe gave one.
 pub(crate) fn kept_probe(installed: &Installed) -> Option<Result<(), String>> {
     let files = installed.hyperlight().ok()?;
-    let boot = boot_id();
+    let boot = platform::boot_id();
     let text = std::fs::read_to_string(kept_path()?).ok()?;
     let kept = serde_json::from_str::<Kept>(&text).ok()?;
     let current = !boot.is_empty()
@@ -50,7 +47,8 @@ pub(crate) fn probe(installed: &Installed) -> Result<(), String> {
         return kept;
     }
     let files = installed.hyperlight().map_err(|missing| missing.to_string())?;
-    let (boot, runtime, codeact) = (boot_id(), files.runtime_sha256.clone(), env!("CARGO_PKG_VERSION").to_owned());
+    let (boot, runtime, codeact) =
+        (platform::boot_id(), files.runtime_sha256.clone(), env!("CARGO_PKG_VERSION").to_owned());
     let path = kept_path();
     let failure = start(installed).err().map(|err| format!("{err:#}"));
     if let Some(path) = path {
@@ -63,10 +61,32 @@ pub(crate) fn probe(installed: &Installed) -> Result<(), String> {
     failure.map_or(Ok(()), Err)
 }
 
+/// Why no micro-VM can start, where the system offers no hypervisor.
+#[cfg(target_os = "linux")]
+const NO_HYPERVISOR: &str = "no hypervisor is available (no usable /dev/kvm)";
+#[cfg(windows)]
+const NO_HYPERVISOR: &str = "no hypervisor is available (the Windows Hypervisor Platform is not turned on)";
+
 /// Starts the runtime in a micro-VM, where there is a hypervisor at all.
 fn start(installed: &Installed) -> Result<()> {
-    if !hyperlight_host::is_hypervisor_present() {
-        return Err(anyhow!("no hypervisor is available (no usable /dev/kvm)"));
+    if !hypervisor_present() {
+        return Err(anyhow!(NO_HYPERVISOR));
     }
     start_bare_runtime(installed)
+}
+
+/// Whether there is a hypervisor here that hyperlight-host can use. On Windows its library is
+/// asked for first, as nothing may call into it where it is missing.
+pub(super) fn hypervisor_present() -> bool {
+    #[cfg(windows)]
+    if !platform::has_system_library("winhvplatform.dll") {
+        return false;
+    }
+    hyperlight_host::is_hypervisor_present()
+}
+
+/// [`NO_HYPERVISOR`], as the error of a run where there is none.
+#[cfg(windows)]
+pub(super) fn no_hypervisor() -> anyhow::Error {
+    crate::hint::error(NO_HYPERVISOR, super::super::NO_MICRO_VM_FIX)
 }

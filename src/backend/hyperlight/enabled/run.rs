@@ -33,6 +33,10 @@ const MAX_EXECUTOR_OUTPUT: usize = 64 << 10;
 pub(crate) fn installed() -> Result<Installed> {
     let installed = guest::installed().map_err(|missing| hint::error(missing, guest::INSTALL_HINT))?;
     installed.hyperlight().map_err(|missing| hint::error(missing, guest::INSTALL_HINT))?;
+    #[cfg(windows)]
+    if !super::probe::hypervisor_present() {
+        return Err(super::probe::no_hypervisor());
+    }
     Ok(installed)
 }
 

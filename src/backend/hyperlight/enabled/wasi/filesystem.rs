@@ -2,11 +2,11 @@
 //! path is opened beneath the standard library's directory with cap-std, so `..`, absolute
 //! paths and symlinks cannot leave it.
 
-use std::os::unix::fs::FileExt as _;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use cap_std::fs::{Metadata, MetadataExt as _};
+use cap_fs_ext::MetadataExt as _;
+use cap_std::fs::Metadata;
 use hyperlight_common::resource::BorrowedResourceGuard;
 
 use super::super::bindings::r#wasi::r#clocks::r#wall_clock::Datetime;
@@ -15,6 +15,7 @@ use super::super::resources::{Descriptor, DirectoryEntries, InputStream, IoError
 use super::super::state::Guest;
 use super::io::MAX_READ;
 use crate::guest::manifest::STDLIB_GUEST_PATH;
+use crate::platform;
 use crate::sandbox::live::lock;
 
 type Borrowed<'a, T> = BorrowedResourceGuard<'a, T>;
@@ -30,14 +31,9 @@ fn io_error(err: &std::io::Error) -> fs::ErrorCode {
         Kind::NotADirectory => fs::ErrorCode::NotDirectory,
         Kind::IsADirectory => fs::ErrorCode::IsDirectory,
         Kind::InvalidInput | Kind::InvalidFilename => fs::ErrorCode::Invalid,
-        _ if err.raw_os_error() == Some(libc_eloop()) => fs::ErrorCode::Loop,
+        _ if platform::is_link_loop(err) => fs::ErrorCode::Loop,
         _ => fs::ErrorCode::Access,
     }
-}
-
-/// `ELOOP`, which cap-std returns for a path that would leave the directory through a symlink.
-fn libc_eloop() -> i32 {
-    rustix::io::Errno::LOOP.raw_os_error()
 }
 
 fn kind_of(file_type: cap_std::fs::FileType) -> fs::DescriptorType {
@@ -145,7 +141,7 @@ impl fs::Descriptor<Negative, Datetime, DirectoryEntries, InputStream, OutputStr
     fn read(&mut self, descriptor: Borrowed<'_, Descriptor>, length: u64, offset: u64) -> FsResult<(Vec<u8>, bool)> {
         let Descriptor::File(file) = &*descriptor else { return Err(fs::ErrorCode::IsDirectory) };
         let mut bytes = vec![0; usize::try_from(length.min(MAX_READ)).unwrap_or(0)];
-        let read = file.read_at(&mut bytes, offset).map_err(|err| io_error(&err))?;
+        let read = platform::read_at(file, &mut bytes, offset).map_err(|err| io_error(&err))?;
         bytes.truncate(read);
         Ok((bytes, read == 0))
     }

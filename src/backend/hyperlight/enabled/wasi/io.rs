@@ -2,7 +2,6 @@
 //! run's deadline, which ends the run ([`Guest::wait_until`]); the standard streams write into
 //! the run's captured output, and files of the standard library are read at an offset.
 
-use std::os::unix::fs::FileExt as _;
 use std::time::Instant;
 
 use hyperlight_common::resource::BorrowedResourceGuard;
@@ -10,6 +9,7 @@ use hyperlight_common::resource::BorrowedResourceGuard;
 use super::super::bindings::r#wasi::r#io::{self as io, r#error, r#poll, r#streams};
 use super::super::resources::{InputStream, IoError, OutputStream, Pollable};
 use super::super::state::Guest;
+use crate::platform;
 use crate::sandbox::live::lock;
 
 type Borrowed<'a, T> = BorrowedResourceGuard<'a, T>;
@@ -65,8 +65,7 @@ impl streams::InputStream<Negative, IoError, Pollable> for Guest {
             InputStream::File { file, offset } => {
                 let mut offset = lock(offset);
                 let mut bytes = vec![0; usize::try_from(len.min(MAX_READ)).unwrap_or(0)];
-                let read = file
-                    .read_at(&mut bytes, *offset)
+                let read = platform::read_at(file, &mut bytes, *offset)
                     .map_err(|err| StreamError::LastOperationFailed(IoError(err.to_string())))?;
                 if read == 0 && !bytes.is_empty() {
                     return Err(StreamError::Closed);

@@ -12,13 +12,7 @@ type Negative = hyperlight_common::component::Negative;
 fn random_bytes(len: u64) -> Vec<u8> {
     use std::hash::{BuildHasher as _, Hasher as _, RandomState};
     let mut bytes = vec![0; usize::try_from(len.min(MAX_READ)).unwrap_or(0)];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        match rustix::rand::getrandom(&mut bytes[filled..], rustix::rand::GetRandomFlags::empty()) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => filled += n,
-        }
-    }
+    let filled = if getrandom::fill(&mut bytes).is_ok() { bytes.len() } else { 0 };
     for chunk in bytes[filled..].chunks_mut(8) {
         let word = RandomState::new().build_hasher().finish().to_le_bytes();
         chunk.copy_from_slice(&word[..chunk.len()]);
