@@ -29,6 +29,7 @@ use crate::catalog::ToolFilter;
 use crate::guest::GuestInstall;
 use crate::hook::mode::Mode;
 use crate::limits::{self, Limits};
+use crate::platform::Canonical as _;
 use crate::tools::network::NetworkPolicy;
 use crate::trust::{self, Approved};
 use crate::usertools::folders::{self, Base, Named, ToolDir};
@@ -407,7 +408,7 @@ fn resolve_workspace(flag: Option<&Path>) -> Result<PathBuf> {
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir().context("failed to read the current directory")?,
     };
-    let canonical = dir.canonicalize().with_context(|| format!("workspace `{}` is not accessible", dir.display()))?;
+    let canonical = dir.canonical().with_context(|| format!("workspace `{}` is not accessible", dir.display()))?;
     if !canonical.is_dir() {
         bail!("workspace `{}` is not a directory", dir.display());
     }

@@ -13,6 +13,7 @@
 //! found outside the workspace, by a path that does not lead into it, has no environment
 //! there.
 
+use crate::platform::Canonical as _;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -68,12 +69,12 @@ pub(crate) fn shell_would_run(program: &str) -> Option<PathBuf> {
 /// in its current location.
 #[must_use]
 pub(crate) fn powershell_would_run(program: &str) -> Option<PathBuf> {
-    let extensions = if cfg!(windows) { std::env::var("PATHEXT").unwrap_or_default() } else { String::new() };
-    powershell_search(program, std::env::var_os("PATH").as_deref(), &extensions)
+    let extensions = if cfg!(windows) { executable_extensions() } else { &[] };
+    powershell_search(program, std::env::var_os("PATH").as_deref(), extensions)
 }
 
-/// [`powershell_would_run`] over the `PATH` value `path` and the `PATHEXT` value `extensions`.
-fn powershell_search(program: &str, path: Option<&OsStr>, extensions: &str) -> Option<PathBuf> {
+/// [`powershell_would_run`] over the `PATH` value `path` and the `PATHEXT` extensions.
+fn powershell_search(program: &str, path: Option<&OsStr>, extensions: &[String]) -> Option<PathBuf> {
     if program.is_empty() || program.contains(['/', '\\']) || program == "." || program == ".." {
         return None;
     }
@@ -82,7 +83,7 @@ fn powershell_search(program: &str, path: Option<&OsStr>, extensions: &str) -> O
         .then(|| program.to_owned())
         .into_iter()
         .chain(std::iter::once(format!("{program}.ps1")))
-        .chain(extensions.split(';').filter(|e| !e.is_empty()).map(|e| format!("{program}{}", e.to_ascii_lowercase())))
+        .chain(extensions.iter().map(|e| format!("{program}{}", e.to_ascii_lowercase())))
         .chain((!has_extension).then(|| program.to_owned()))
         .collect();
     for dir in path.into_iter().flat_map(std::env::split_paths) {
@@ -174,9 +175,15 @@ fn file_names(program: &str) -> Vec<String> {
     vec![program.to_owned()]
 }
 
-/// The extensions `PATHEXT` lists (`.COM;.EXE;.BAT;.CMD` when it is unset or lists none).
-fn executable_extensions() -> Vec<String> {
-    let listed = std::env::var("PATHEXT").unwrap_or_default();
+/// The extensions this process's `PATHEXT` lists, read once.
+fn executable_extensions() -> &'static [String] {
+    static EXTENSIONS: std::sync::LazyLock<Vec<String>> =
+        std::sync::LazyLock::new(|| parse_extensions(&std::env::var("PATHEXT").unwrap_or_default()));
+    &EXTENSIONS
+}
+
+/// The extensions the `PATHEXT` value `listed` names (`.COM;.EXE;.BAT;.CMD` when it names none).
+fn parse_extensions(listed: &str) -> Vec<String> {
     let mut extensions: Vec<String> = listed
         .split(';')
         .map(str::trim)
@@ -222,12 +229,12 @@ struct Place {
 impl Place {
     fn new(path: &Path) -> Self {
         let named = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        Self { real: named.canonicalize().ok(), named }
+        Self { real: named.canonical().ok(), named }
     }
 
     /// Whether `path` lies in the workspace, as written or where it really leads.
     fn holds(&self, path: &Path) -> bool {
-        let real = path.canonicalize().ok();
+        let real = path.canonical().ok();
         [Some(self.named.as_path()), self.real.as_deref()]
             .into_iter()
             .flatten()
@@ -254,10 +261,10 @@ mod tests {
 
     /// `dir` as a relative path from the current directory.
     fn relative_to_here(dir: &Path) -> std::io::Result<PathBuf> {
-        let here = std::env::current_dir()?.canonicalize()?;
+        let here = std::env::current_dir()?.canonical()?;
         let ups = here.components().count() - 1;
         let mut relative: PathBuf = std::iter::repeat_n("..", ups).collect();
-        relative.extend(dir.canonicalize()?.components().skip(1));
+        relative.extend(dir.canonical()?.components().skip(1));
         Ok(relative)
     }
 
@@ -267,24 +274,27 @@ mod tests {
         let (first, second) = (root.path().join("first"), root.path().join("second"));
         executable(&second.join("codeact.exe")).unwrap();
         let path = path_of(&[&first, &second]);
-        let found = |extensions: &str| powershell_search("codeact", Some(&path), extensions);
-        assert_eq!(found(".COM;.EXE"), Some(second.join("codeact.exe")));
+        let found = |extensions: &[String]| powershell_search("codeact", Some(&path), extensions);
+        assert_eq!(found(&parse_extensions(".COM;.EXE")), Some(second.join("codeact.exe")));
+        // An unset `PATHEXT` means Windows' own list.
+        assert_eq!(found(&parse_extensions("")), Some(second.join("codeact.exe")));
         // Outside Windows no extension is tried: `codeact.exe` is not `codeact`.
-        assert_eq!(found(""), None);
+        assert_eq!(found(&[]), None);
         // A script of the name in an earlier folder is what PowerShell runs, executable or not.
         std::fs::create_dir_all(&first).unwrap();
         std::fs::write(first.join("codeact.ps1"), "").unwrap();
-        assert_eq!(found(".COM;.EXE"), Some(first.join("codeact.ps1")));
+        assert_eq!(found(&parse_extensions(".COM;.EXE")), Some(first.join("codeact.ps1")));
         // In one folder, the script comes before the program, and a name with an extension
         // before both.
         std::fs::write(second.join("codeact.ps1"), "").unwrap();
         let path = path_of(&[&second]);
-        assert_eq!(powershell_search("codeact", Some(&path), ".EXE"), Some(second.join("codeact.ps1")));
-        assert_eq!(powershell_search("codeact.exe", Some(&path), ".EXE"), Some(second.join("codeact.exe")));
+        let exe = parse_extensions(".EXE");
+        assert_eq!(powershell_search("codeact", Some(&path), &exe), Some(second.join("codeact.ps1")));
+        assert_eq!(powershell_search("codeact.exe", Some(&path), &exe), Some(second.join("codeact.exe")));
         // A relative entry first: PowerShell would look in its current location.
         let path = path_of(&[Path::new("rel"), &second]);
-        assert_eq!(powershell_search("codeact.exe", Some(&path), ".EXE"), None);
-        assert_eq!(powershell_search("..", Some(&path), ".EXE"), None);
+        assert_eq!(powershell_search("codeact.exe", Some(&path), &exe), None);
+        assert_eq!(powershell_search("..", Some(&path), &exe), None);
     }
 
     #[test]

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::backend::monty;
 use crate::cli::CheckArgs;
 use crate::config::{self, PROJECT_FILE};
+use crate::platform::Canonical as _;
 use crate::usertools::check::{Validators, check};
 use crate::usertools::folders::{self, Base, Named};
 use crate::usertools::{Problem, Severity};
@@ -29,7 +30,7 @@ pub(crate) fn run(args: &CheckArgs) -> Result<u8> {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().context("failed to read the current directory")?,
         };
-        let workspace = workspace.canonicalize().unwrap_or(workspace);
+        let workspace = workspace.canonical().unwrap_or(workspace);
         let (targets, problems) = default_targets(&workspace, flags);
         if targets.is_empty() && problems.is_empty() {
             output::diagnostic(&format!(
@@ -75,7 +76,7 @@ fn project(args: &CheckArgs) -> Result<PathBuf> {
         None => std::env::current_dir().context("failed to read the current directory")?,
     };
     let dir = std::path::absolute(&dir)?;
-    let dir = dir.canonicalize().unwrap_or(dir);
+    let dir = dir.canonical().unwrap_or(dir);
     let repository = dir.ancestors().find(|folder| folder.join(".git").symlink_metadata().is_ok());
     Ok(repository.unwrap_or(&dir).to_path_buf())
 }

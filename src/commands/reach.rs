@@ -9,36 +9,45 @@ use clap::ValueEnum as _;
 use crate::copilot;
 use crate::env;
 use crate::hook::shell;
+use crate::platform::Canonical as _;
 use crate::program;
 use crate::route::Route;
 
 /// How a model should run this codeact, as shell words: the plugin's launcher when this process
 /// was started through it (`sh /…/bin/codeact`, which finds the binary again after an upgrade or
-/// a `cargo clean`), `codeact` when `PATH` finds this very binary, else this binary's absolute
-/// path.
+/// a `cargo clean`; `& 'C:/…/codeact.ps1'` for the PowerShell one), `codeact` when `PATH` finds
+/// this very binary, else this binary's absolute path.
 #[must_use]
 pub(crate) fn invocation() -> String {
-    if let Some(launcher) = env::var(env::LAUNCHER).map(PathBuf::from).filter(|p| p.is_absolute() && p.is_file()) {
-        return format!("sh {}", shell_quote(&launcher.display().to_string()));
-    }
+    let launcher = env::var(env::LAUNCHER).map(PathBuf::from).filter(|p| p.is_absolute() && p.is_file());
     let binary = current_binary();
-    let found = program::shell_would_run("codeact").and_then(|file| file.canonicalize().ok());
-    if found.is_some_and(|file| file == Path::new(&binary)) {
-        return "codeact".to_owned();
-    }
-    shell_quote(&binary)
+    let on_path = launcher.is_none()
+        && program::shell_would_run("codeact")
+            .and_then(|file| file.canonical().ok())
+            .is_some_and(|file| file == Path::new(&binary));
+    spelled(launcher.as_deref(), &binary, on_path, cfg!(windows))
 }
 
-/// `word` as the shell reads it back: as it is when it holds only safe characters, else in
-/// single quotes.
-#[must_use]
-pub(crate) fn shell_quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+@%,:=".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
+/// [`invocation`], from the launcher this process was started through, this binary's path and
+/// whether `PATH` finds it as `codeact`. On Windows paths are written with `/`, which both
+/// PowerShell and Git for Windows' `sh` read (a `\` is an escape to the one); a path that must
+/// be quoted is run with PowerShell's call operator, the shell the Copilot CLI runs there (a
+/// quoted word alone is a string to it, not a command).
+fn spelled(launcher: Option<&Path>, binary: &str, on_path: bool, windows: bool) -> String {
+    let slashed = |path: &str| if windows { path.replace('\\', "/") } else { path.to_owned() };
+    if let Some(launcher) = launcher {
+        let launcher = slashed(&launcher.to_string_lossy());
+        if windows && launcher.to_ascii_lowercase().ends_with(".ps1") {
+            return format!("& {}", shell::powershell_word(&launcher));
+        }
+        return format!("sh {}", shell::posix_word(&launcher));
     }
+    if on_path {
+        return "codeact".to_owned();
+    }
+    let binary = slashed(binary);
+    let word = shell::posix_word(&binary);
+    if windows && word != binary { format!("& {}", shell::powershell_word(&binary)) } else { word }
 }
 
 /// The program a command line names that is not there: `codeact` not on `PATH`, a binary or
@@ -92,7 +101,7 @@ fn named_route(value: &str) -> Option<Route> {
 #[must_use]
 pub(crate) fn current_binary() -> String {
     std::env::current_exe()
-        .and_then(|p| p.canonicalize())
+        .and_then(|p| p.canonical())
         .map_or_else(|_| "codeact".to_owned(), |p| p.display().to_string())
 }
 
@@ -107,8 +116,26 @@ mod tests {
     }
 
     #[test]
-    fn a_word_is_quoted_only_when_the_shell_would_read_it_otherwise() {
-        let quoted: Vec<String> = ["/usr/bin/codeact", "/a b/it's", "", "$HOME"].into_iter().map(shell_quote).collect();
-        assert_eq!(quoted, ["/usr/bin/codeact", r"'/a b/it'\''s'", "''", "'$HOME'"]);
+    fn the_invocation_names_the_launcher_the_command_or_the_binary_as_each_system_reads_it() {
+        let spell = |launcher: Option<&str>, binary: &str, on_path: bool, windows: bool| {
+            spelled(launcher.map(Path::new), binary, on_path, windows)
+        };
+        assert_eq!(spell(Some("/p/bin/codeact"), "/x/codeact", true, false), "sh /p/bin/codeact");
+        assert_eq!(spell(Some("/my p/bin/codeact"), "/x/codeact", false, false), "sh '/my p/bin/codeact'");
+        assert_eq!(spell(None, "/x/codeact", true, false), "codeact");
+        assert_eq!(spell(None, "/it's/codeact", false, false), r"'/it'\''s/codeact'");
+        // Windows: `/` for `\`; the PowerShell launcher and a quoted path by the call operator.
+        assert_eq!(spell(Some(r"C:\p\bin\codeact.ps1"), "x", false, true), "& C:/p/bin/codeact.ps1");
+        assert_eq!(spell(Some(r"C:\my p\bin\codeact.PS1"), "x", false, true), "& 'C:/my p/bin/codeact.PS1'");
+        assert_eq!(spell(Some(r"C:\p\bin\codeact"), "x", false, true), "sh C:/p/bin/codeact");
+        assert_eq!(
+            spell(None, r"C:\Users\me\.cargo\bin\codeact.exe", false, true),
+            "C:/Users/me/.cargo/bin/codeact.exe"
+        );
+        assert_eq!(
+            spell(None, r"C:\Program Files\codeact\codeact.exe", false, true),
+            "& 'C:/Program Files/codeact/codeact.exe'"
+        );
+        assert_eq!(spell(None, r"C:\x\codeact.exe", true, true), "codeact");
     }
 }

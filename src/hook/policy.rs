@@ -21,7 +21,7 @@ use super::mode::Mode;
 use super::payload::{MAX_PAYLOAD, ToolUse, Unreadable};
 use std::path::Path;
 
-use super::shell::{Dialect, Invocation, Program};
+use super::shell::{Dialect, Invocation, Program, posix_word, powershell_word};
 use super::state::Session;
 use super::suggest::{self, Runner};
 use crate::route::MCP_RUN_TOOLS;
@@ -177,7 +177,7 @@ fn exclusive(rules: Rules<'_>, session: Session, call: &ToolUse) -> (Decision, S
 fn deny_outside(rules: Rules<'_>, call: &ToolUse) -> Decision {
     let root = rules.root.to_string_lossy();
     let how = match (rules.runner, suggest::dialect(call)) {
-        (Runner::Shell(command), Dialect::Posix) => format!("`cd {} && {command} <<'PY'`", shell_word(&root)),
+        (Runner::Shell(command), Dialect::Posix) => format!("`cd {} && {command} <<'PY'`", posix_word(&root)),
         (Runner::Shell(command), Dialect::PowerShell) => {
             format!("`@'` … `'@ | {command} --workspace {}`", powershell_word(&root))
         }
@@ -189,32 +189,6 @@ fn deny_outside(rules: Rules<'_>, call: &ToolUse) -> Decision {
          program there with {how}"
     );
     Decision::Deny { reason }
-}
-
-/// `text` as one shell word: as it is when plain, else single-quoted.
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
-    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
-}
-
-/// `text` as one PowerShell argument: as it is when plain, else single-quoted, each quote
-/// (PowerShell's typographic ones too) doubled.
-fn powershell_word(text: &str) -> String {
-    let plain = text.starts_with(|c: char| c.is_ascii_alphabetic())
-        && !text.ends_with('\\')
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "/\\._-:".contains(c));
-    if plain {
-        return text.to_owned();
-    }
-    let mut quoted = String::from("'");
-    for c in text.chars() {
-        if matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}') {
-            quoted.push(c);
-        }
-        quoted.push(c);
-    }
-    quoted.push('\'');
-    quoted
 }
 
 /// What the post-tool-use hook adds to `call`'s result: nudge's advice, once a streak, after

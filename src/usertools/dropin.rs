@@ -165,13 +165,31 @@ impl std::fmt::Debug for Worker {
     }
 }
 
+/// The Python 3 that runs the drop-ins, with the arguments that pick it: `python3`; on Windows,
+/// where `python3` is often only the Store's placeholder, the Python launcher `py -3` first,
+/// then `python`, then `python3`. Never one of the workspace's ([`program::find`]).
+fn python(workspace: &Path) -> Result<(PathBuf, &'static [&'static str]), ToolError> {
+    const WINDOWS: [(&str, &[&str]); 3] = [("py", &["-3"]), ("python", &[]), ("python3", &[])];
+    const UNIX: [(&str, &[&str]); 1] = [("python3", &[])];
+    let candidates: &[(&str, &[&str])] = if cfg!(windows) { &WINDOWS } else { &UNIX };
+    let mut why = Vec::new();
+    for (name, picks) in candidates {
+        match program::find(name, Some(workspace)) {
+            Ok(path) => return Ok((path, picks)),
+            Err(err) => why.push(err.to_string()),
+        }
+    }
+    Err(ToolError::new(ErrorKind::Os, format!("could not start Python 3 for the Python tools: {}", why.join("; "))))
+}
+
 impl Worker {
-    /// Starts `python3`, isolated, on the drop-ins; it may answer up to `max_answer` bytes.
+    /// Starts Python 3 ([`python`]), isolated, on the drop-ins; it may answer up to
+    /// `max_answer` bytes.
     fn start(files: &[DropInFile], workspace: &Path, max_answer: usize) -> Result<Self, ToolError> {
-        let python = program::find("python3", Some(workspace))
-            .map_err(|e| ToolError::new(ErrorKind::Os, format!("could not start python3 for the Python tools: {e}")))?;
+        let (python, picks) = python(workspace)?;
         let mut command = Command::new(python);
         command
+            .args(picks)
             .args(["-I", "-B", "-u", "-c", WORKER])
             .current_dir("/")
             .env_clear()
@@ -182,7 +200,9 @@ impl Worker {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn_in_group()
-            .map_err(|e| ToolError::new(ErrorKind::Os, format!("could not start python3 for the Python tools: {e}")))?;
+            .map_err(|e| {
+                ToolError::new(ErrorKind::Os, format!("could not start Python 3 for the Python tools: {e}"))
+            })?;
         let mut stdin = child.stdin.take().ok_or_else(|| ToolError::runtime("the Python worker has no stdin"))?;
         let load: Vec<(&Path, &str)> = files.iter().map(|file| (file.path.as_path(), file.text.as_str())).collect();
         writeln!(stdin, "{}", json!({"load": load}))

@@ -19,6 +19,7 @@ use anyhow::{Context as _, Result};
 use crate::exit::UsageError;
 use crate::hint::Hint;
 use crate::paths;
+use crate::platform::Canonical as _;
 
 /// The agentschema agent file whose presence makes the workspace root's `tools/` a tools folder.
 pub(crate) const AGENT_FILE: &str = "agent.md";
@@ -91,7 +92,7 @@ pub(crate) fn tool_dirs(workspace: &Path, named: &Named) -> Vec<ToolDir> {
     }
     wanted.extend(named.project.iter().cloned());
 
-    let user_config = named.user_config.as_deref().and_then(|dir| dir.canonicalize().ok());
+    let user_config = named.user_config.as_deref().and_then(|dir| dir.canonical().ok());
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut dirs = Vec::new();
     for path in wanted {
@@ -109,7 +110,7 @@ pub(crate) fn tool_dirs(workspace: &Path, named: &Named) -> Vec<ToolDir> {
 /// Whose the folder at `path` (absolute) is, in `workspace` (canonical).
 #[must_use]
 pub(crate) fn origin(workspace: &Path, user_config: Option<&Path>, path: &Path) -> Origin {
-    let user_config = user_config.and_then(|dir| dir.canonicalize().ok());
+    let user_config = user_config.and_then(|dir| dir.canonical().ok());
     classify(path, workspace, user_config.as_deref()).0.origin
 }
 
@@ -125,7 +126,7 @@ pub(crate) fn agent_tools(workspace: &Path) -> Option<PathBuf> {
 /// named twice is told apart.
 fn classify(path: &Path, workspace: &Path, user_config: Option<&Path>) -> (ToolDir, PathBuf) {
     let lexical = paths::lexical(path);
-    let canonical = path.canonicalize().ok();
+    let canonical = path.canonical().ok();
     let real = canonical.clone().unwrap_or_else(|| lexical.clone());
     // The user's own config dir, when it lies in the workspace, is still the user's.
     let users = user_config.is_some_and(|dir| dir.starts_with(workspace) && real.starts_with(dir));
@@ -194,7 +195,7 @@ pub(crate) fn config_entry(base: Base<'_>, entry: &str) -> Result<PathBuf, Strin
             if !lexical.starts_with(workspace) {
                 return Err(format!("`{entry}` is outside the workspace; name a folder inside it"));
             }
-            if path.canonicalize().is_ok_and(|real| !real.starts_with(workspace)) {
+            if path.canonical().is_ok_and(|real| !real.starts_with(workspace)) {
                 return Err(format!("`{entry}` leads outside the workspace through a symbolic link"));
             }
             if !path.is_dir() {
@@ -223,7 +224,7 @@ mod tests {
     /// A canonical temporary root with `ws/` and `cfg/`.
     fn root() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let temp = tempfile::tempdir().unwrap();
-        let root = temp.path().canonicalize().unwrap();
+        let root = temp.path().canonical().unwrap();
         std::fs::create_dir_all(root.join("ws")).unwrap();
         std::fs::create_dir_all(root.join("cfg/tools")).unwrap();
         (temp, root.join("ws"), root.join("cfg"))

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use super::folders::{Origin, ToolDir};
 use super::markdown::{self, MarkdownTool, ToolFile};
 use crate::bounded;
+use crate::platform::Canonical as _;
 use crate::platform::{self, Follow};
 use crate::tools::spec::{Kind, Param, ParamDefault, Signature};
 
@@ -229,7 +230,7 @@ pub(crate) fn survey(dir: &Path) -> Result<Vec<FolderEntry>, String> {
         markdown_files(dir).into_iter().chain(super::dropin::files(&[dir.to_path_buf()])).collect();
     tools.sort();
     let is_tool: HashSet<&PathBuf> = tools.iter().collect();
-    let real_dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let real_dir = dir.canonical().unwrap_or_else(|_| dir.to_path_buf());
     let mut others = Vec::new();
     for (path, meta) in all.into_iter().zip(metas) {
         if meta.as_ref().is_some_and(|meta| meta.file_type().is_symlink()) {
@@ -260,7 +261,7 @@ pub(crate) fn survey(dir: &Path) -> Result<Vec<FolderEntry>, String> {
 /// Why the symbolic link at `path` counts for nothing in the tools folder whose real location
 /// is `real_dir`; `None` when it leads to a regular file inside it.
 fn link_refused(path: &Path, real_dir: &Path) -> Option<String> {
-    let why = match path.canonicalize() {
+    let why = match path.canonical() {
         Err(_) => "a symbolic link that leads nowhere: make it a regular file",
         Ok(real) if real.is_dir() => "a symbolic link to a folder: make it a real directory",
         Ok(real) if !real.starts_with(real_dir) => "a symbolic link out of the tools folder: make it a regular file",
@@ -327,7 +328,7 @@ mod tests {
     #[test]
     fn the_survey_lists_tools_first_and_accepts_only_links_to_files_of_the_same_folder() {
         let temp = tempfile::tempdir().unwrap();
-        let root = temp.path().canonicalize().unwrap();
+        let root = temp.path().canonical().unwrap();
         let tools = root.join("tools");
         std::fs::create_dir_all(tools.join("sub")).unwrap();
         std::fs::write(root.join("outside.js"), "x").unwrap();

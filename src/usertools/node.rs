@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::load::UserTool;
+use crate::platform::Canonical as _;
 use crate::tools::process::{self, Finished, Timeout};
 use crate::tools::{ErrorKind, ToolError, Value};
 use crate::{bounded, env, platform, program, terminal};
@@ -162,7 +163,7 @@ fn source_line(source: &str, line: usize) -> usize {
 /// workspace when it is inside it, else whole.
 fn shown(file: &Path, workspace: &Path) -> String {
     let relative = |file: &Path, workspace: &Path| file.strip_prefix(workspace).ok().map(Path::to_path_buf);
-    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let canonical = |path: &Path| path.canonical().unwrap_or_else(|_| path.to_path_buf());
     let inside: Option<PathBuf> =
         relative(file, workspace).or_else(|| relative(&canonical(file), &canonical(workspace)));
     inside.unwrap_or_else(|| file.to_path_buf()).display().to_string()

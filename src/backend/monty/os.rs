@@ -79,8 +79,9 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
 /// confinement as the tools; anything else refused with what to use instead.
 fn serve(call: &OsCall, host: &Host) -> Result<MontyObject, ToolError> {
     let ws = &host.context().workspace;
+    let windows = cfg!(windows);
     let probe = |path: &str, want: Option<Entry>| -> Result<MontyObject, ToolError> {
-        let rel = ws.confine(path)?;
+        let rel = ws.confine(host_path(path, windows))?;
         match ws.entry(&rel) {
             Ok(entry) => Ok(MontyObject::bool(want.is_none_or(|w| w == entry))),
             Err(err) if matches!(err.kind, ErrorKind::FileNotFound | ErrorKind::NotADirectory) => {
@@ -93,20 +94,23 @@ fn serve(call: &OsCall, host: &Host) -> Result<MontyObject, ToolError> {
         OsFunctionCall::Exists(path) => probe(path.as_str(), None),
         OsFunctionCall::IsFile(path) => probe(path.as_str(), Some(Entry::File)),
         OsFunctionCall::IsDir(path) => probe(path.as_str(), Some(Entry::Dir)),
-        OsFunctionCall::ReadText(path) => files::read_text(ws, path).map(MontyObject::string),
-        OsFunctionCall::ReadBytes(path) => {
-            ws.confine(path).and_then(|rel| ws.read(&rel, files::MAX_VIEW_BYTES)).map(MontyObject::bytes)
-        }
+        OsFunctionCall::ReadText(path) => files::read_text(ws, host_path(path, windows)).map(MontyObject::string),
+        OsFunctionCall::ReadBytes(path) => ws
+            .confine(host_path(path, windows))
+            .and_then(|rel| ws.read(&rel, files::MAX_VIEW_BYTES))
+            .map(MontyObject::bytes),
         // Monty places each name under the path the program wrote.
-        OsFunctionCall::Iterdir(path) => ws.confine(path).and_then(|rel| ws.list(&rel)).map(|names| {
-            MontyObject::list(names.into_iter().map(|name| MontyObject::path(name.trim_end_matches('/'))))
-        }),
+        OsFunctionCall::Iterdir(path) => {
+            ws.confine(host_path(path, windows)).and_then(|rel| ws.list(&rel)).map(|names| {
+                MontyObject::list(names.into_iter().map(|name| MontyObject::path(name.trim_end_matches('/'))))
+            })
+        }
         OsFunctionCall::Getenv(_) | OsFunctionCall::GetEnviron => Err(ToolError::permission(
             "environment variables are not readable inside codeact; pass values in the program text",
         )),
         OsFunctionCall::Open(OpenCallArgs { path, mode: mode @ FileMode::Read(_) }) => {
             // Opened once here so a missing file or a directory fails at `open()`, as in CPython.
-            ws.confine(path)
+            ws.confine(host_path(path, windows))
                 .and_then(|rel| ws.open_regular(&rel))
                 .map(|_| MontyObject::file_handle(MontyFileHandle { path: path.to_string(), mode: *mode, position: 0 }))
         }
@@ -143,6 +147,26 @@ fn serve(call: &OsCall, host: &Host) -> Result<MontyObject, ToolError> {
         | OsFunctionCall::DateToday
         | OsFunctionCall::DateTimeNow(_) => Err(refused(call, ErrorKind::Runtime, "it is answered before files are")),
     }
+}
+
+/// The working directory Monty is given for the workspace at `root`. Monty's paths are POSIX
+/// paths: on Windows the root is written with `/` after one of its own (`/C:/work/repo`), and
+/// [`host_path`] takes that `/` off again.
+pub(super) fn virtual_cwd(root: &str, windows: bool) -> String {
+    if windows { format!("/{}", root.replace('\\', "/")) } else { root.to_owned() }
+}
+
+/// A path Monty hands over, as the workspace reads it: on Windows, a drive path under Monty's
+/// `/` (`/C:/work/repo/a.txt`, [`virtual_cwd`]) without that `/`. Anything else is as written.
+fn host_path(path: &str, windows: bool) -> &str {
+    let bytes = path.as_bytes();
+    let drive = windows
+        && bytes.len() >= 3
+        && bytes[0] == b'/'
+        && bytes[1].is_ascii_alphabetic()
+        && bytes[2] == b':'
+        && matches!(bytes.get(3), None | Some(b'/' | b'\\'));
+    if drive { &path[1..] } else { path }
 }
 
 /// `time.sleep` and `asyncio.sleep`: waits, at most until the run's deadline, which ends the
@@ -201,4 +225,31 @@ fn name_of(call: &OsCall) -> Cow<'static, str> {
 /// The error for an OS call that is not served, saying what to do `instead`.
 fn refused(call: &OsCall, kind: ErrorKind, instead: &str) -> ToolError {
     ToolError::new(kind, format!("{} is not available inside codeact; {instead}", name_of(call)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn on_windows_monty_works_in_a_posix_spelling_of_the_root_that_the_host_reads_back() {
+        assert_eq!(virtual_cwd("/home/me/repo", false), "/home/me/repo");
+        assert_eq!(virtual_cwd(r"C:\work\repo", true), "/C:/work/repo");
+        for (given, read) in [
+            ("/C:/work/repo/a.txt", "C:/work/repo/a.txt"),
+            ("/c:/work", "c:/work"),
+            ("/Z:", "Z:"),
+            (r"/C:\x", r"C:\x"),
+            // Anything else stays as the program wrote it, for the workspace to judge.
+            ("/CC:/x", "/CC:/x"),
+            ("/C:x", "/C:x"),
+            ("/1:/x", "/1:/x"),
+            ("//?/C:/x", "//?/C:/x"),
+            ("a.txt", "a.txt"),
+            ("", ""),
+        ] {
+            assert_eq!(host_path(given, true), read, "{given}");
+            assert_eq!(host_path(given, false), given, "{given}");
+        }
+    }
 }

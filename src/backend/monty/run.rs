@@ -140,12 +140,13 @@ impl Failed {
 }
 
 /// Compiles `code` to run in the workspace: relative paths in `open()`, `pathlib` and `os` are
-/// the workspace's (Monty joins them onto its working directory before the host sees them),
+/// the workspace's (Monty joins them onto its working directory, a POSIX path, before the host
+/// sees them: [`super::os::virtual_cwd`]),
 /// and the clock, randomness and sleeping follow [`os_policy`].
 fn compile(code: String, name: &str, inputs: Vec<String>, host: &Host) -> Result<MontyRun, MontyException> {
     let mut runner = MontyRun::new(code, name, inputs, CompileOptions::default())?.with_os_policy(os_policy());
     if let Some(root) = host.context().workspace.root().to_str() {
-        runner.set_cwd(root);
+        runner.set_cwd(&super::os::virtual_cwd(root, cfg!(windows)));
     }
     Ok(runner)
 }

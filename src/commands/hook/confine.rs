@@ -25,6 +25,7 @@ use clap::Parser as _;
 
 use crate::cli::{Cli, Command, RunArgs};
 use crate::hook::shell::{Invocation, is_literal};
+use crate::platform::Canonical as _;
 use crate::program;
 
 /// Whether `run`, sent from `cwd`, has `root` (canonical) as its workspace and its `--file`
@@ -39,12 +40,12 @@ pub(crate) fn within(run: &Invocation, cwd: Option<&Path>, root: &Path) -> bool 
         }
         dir.push(target);
     }
-    let Ok(dir) = dir.canonicalize() else { return false };
+    let Ok(dir) = dir.canonical() else { return false };
     let Some(args) = run_args(&run.args) else { return false };
     let resolved = |given: &Path| {
         let text = given.to_string_lossy();
         let plain = is_literal(&text) && !text.starts_with('=') && (!given.is_absolute() || program::is_fixed(given));
-        plain.then(|| dir.join(given).canonicalize().ok()).flatten()
+        plain.then(|| dir.join(given).canonical().ok()).flatten()
     };
     let workspace_ok = match args.common.workspace.as_deref() {
         None => dir == root,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::env;
 use crate::hook::shell::{Dialect, Program};
+use crate::platform::Canonical as _;
 use crate::program;
 
 /// The files a shell call may run and still count as codeact, by canonical path; each is
@@ -90,7 +91,7 @@ impl Known {
         if self.binary.as_deref() == Some(file) {
             return Program::Codeact;
         }
-        let Ok(file) = file.canonicalize() else { return Program::Other };
+        let Ok(file) = file.canonical() else { return Program::Other };
         if self.binary.as_ref() == Some(&file) {
             Program::Codeact
         } else if launcher.is_some_and(|launcher| *launcher == file) {
@@ -105,7 +106,7 @@ impl Known {
 fn launcher<'a>(cell: &'a OnceCell<Option<PathBuf>>, name: &str) -> Option<&'a PathBuf> {
     cell.get_or_init(|| {
         let root = env::PLUGIN_ROOTS.iter().find_map(|name| env::var(name)).map(PathBuf::from)?;
-        root.is_absolute().then(|| root.join("bin").join(name).canonicalize().ok()).flatten()
+        root.is_absolute().then(|| root.join("bin").join(name).canonical().ok()).flatten()
     })
     .as_ref()
 }
@@ -119,7 +120,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // Not canonical on Windows, whose canonical paths are verbatim (`\\?\C:\…`), a spelling
         // no one types.
-        let base = if cfg!(windows) { dir.path().to_path_buf() } else { dir.path().canonicalize().unwrap() };
+        let base = if cfg!(windows) { dir.path().to_path_buf() } else { dir.path().canonical().unwrap() };
         let binary = base.join("codeact");
         std::fs::write(&binary, "").unwrap();
         let known = Known::new(&binary.to_string_lossy());

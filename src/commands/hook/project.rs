@@ -20,6 +20,7 @@ use crate::env;
 use crate::hook::mode::Mode;
 use crate::hook::payload::Agent;
 use crate::output;
+use crate::platform::Canonical as _;
 
 /// The most folders looked through between the `cwd` and the root.
 const MAX_DEPTH: usize = 64;
@@ -94,7 +95,7 @@ impl Project {
 
 /// `path` canonical, when it is an absolute path to a directory.
 fn directory(path: &Path) -> Option<PathBuf> {
-    path.is_absolute().then(|| path.canonicalize().ok()).flatten().filter(|dir| dir.is_dir())
+    path.is_absolute().then(|| path.canonical().ok()).flatten().filter(|dir| dir.is_dir())
 }
 
 /// The mode a config file asks for, read on its own: the other keys do not matter to the hook,
@@ -125,7 +126,7 @@ mod tests {
     #[test]
     fn the_folders_between_the_cwd_and_the_root_may_tighten_the_mode() {
         let temp = tempfile::tempdir().unwrap();
-        let root = temp.path().canonicalize().unwrap();
+        let root = temp.path().canonical().unwrap();
         let deep = root.join("a/b");
         std::fs::create_dir_all(&deep).unwrap();
         assert_eq!(project(&root, &deep, true).nested_dirs(), [deep.clone(), root.join("a")]);

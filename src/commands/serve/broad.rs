@@ -22,6 +22,7 @@ use crate::cli::ServeArgs;
 use crate::env;
 use crate::exit::UsageError;
 use crate::hint::Hint;
+use crate::platform::Canonical as _;
 
 /// Why the workspace `args` name (or the current directory) is refused, if it is.
 pub(super) fn refusal(args: &ServeArgs) -> Result<Option<UsageError>> {
@@ -34,7 +35,7 @@ pub(super) fn refusal(args: &ServeArgs) -> Result<Option<UsageError>> {
         None => std::env::current_dir().context("failed to read the current directory")?,
     };
     // A workspace that does not exist is refused later, saying so.
-    let Ok(workspace) = dir.canonicalize() else { return Ok(None) };
+    let Ok(workspace) = dir.canonical() else { return Ok(None) };
     if !is_broad(&workspace, home().as_deref()) {
         return Ok(None);
     }
@@ -60,7 +61,7 @@ fn is_broad(workspace: &Path, home: Option<&Path>) -> bool {
 /// The user's home directory, canonical: `HOME`, else the system's record of it.
 fn home() -> Option<PathBuf> {
     let home = env::var(env::HOME).map(PathBuf::from).or_else(std::env::home_dir)?;
-    Some(home.canonicalize().unwrap_or(home))
+    Some(home.canonical().unwrap_or(home))
 }
 
 /// Serves stdio until the client closes it, answering every call with `refusal`.

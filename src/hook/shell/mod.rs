@@ -18,7 +18,9 @@ mod dialect;
 mod lex;
 mod parse;
 pub(crate) mod powershell;
+mod quote;
 
 pub(crate) use classify::{Invocation, Program, is_read_only};
 pub(crate) use dialect::Dialect;
 pub(crate) use parse::{SimpleCommand, is_literal, parse};
+pub(crate) use quote::{posix_word, powershell_word};

@@ -7,6 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use super::named::{PYTHON_ENV, RULES, matches};
 use super::{fold, git, scan};
 use crate::paths;
+use crate::platform::Canonical as _;
 
 /// A directory of the user's, protected with everything in it while it lies in the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,7 +277,7 @@ fn real(path: &Path) -> PathBuf {
     let mut missing = Vec::new();
     let mut at = paths::lexical(path);
     loop {
-        if let Ok(found) = std::fs::canonicalize(&at) {
+        if let Ok(found) = at.canonical() {
             return missing.iter().rev().fold(found, |path, name: &std::ffi::OsString| path.join(name));
         }
         match (at.file_name().map(std::ffi::OsStr::to_os_string), at.parent()) {
@@ -374,7 +375,7 @@ mod tests {
     #[test]
     fn the_users_directories_are_protected_inside_the_workspace_or_around_it() {
         let temp = tempfile::tempdir().unwrap();
-        let root = temp.path().canonicalize().unwrap();
+        let root = temp.path().canonical().unwrap();
         let mut protected = Protected::default();
         protected.add_own(&root, &root.join("home/.config/codeact"), "the user config dir", "why", false);
         assert_eq!(

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::{Confined, Workspace};
+use crate::platform::Canonical as _;
 use crate::tools::error::ToolError;
 use crate::tools::protected::{Hit, Protected, scan};
 
@@ -79,7 +80,7 @@ fn coming_back(root: &Path, rel: &Path) -> Option<PathBuf> {
     let mut existing = at.as_path();
     let mut rest = Vec::new();
     let base = loop {
-        if let Ok(real) = existing.canonicalize() {
+        if let Ok(real) = existing.canonical() {
             break real;
         }
         rest.push(existing.file_name()?);

@@ -200,7 +200,7 @@ impl Workspace {
     /// The open never blocks (a FIFO or device is refused after opening, before any read).
     pub(crate) fn open_entry(&self, rel: &Confined) -> Result<Opened, ToolError> {
         let mut options = OpenOptions::new();
-        options.read(true).careful(Follow::Links);
+        options.read(true).careful_entry(Follow::Links);
         let file = self.dir.open_with(rel.as_path(), &options).map_err(|e| io_error(&e, rel))?;
         let meta = file.metadata().map_err(|e| io_error(&e, rel))?;
         match classify(&meta) {
@@ -273,10 +273,11 @@ pub(super) fn link_target(root: &Path, target: &Path, shown: &Confined) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::Canonical as _;
 
     fn workspace() -> (tempfile::TempDir, Workspace) {
         let temp = tempfile::tempdir().unwrap();
-        let root = temp.path().canonicalize().unwrap();
+        let root = temp.path().canonical().unwrap();
         let ws = Workspace::open(&root).unwrap();
         (temp, ws)
     }

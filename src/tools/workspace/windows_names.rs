@@ -38,8 +38,8 @@ pub(super) const DEVICE: &str =
 pub(super) const TRAILING: &str =
     "has a name ending in a dot or a space, which Windows drops, so it would name another file";
 /// An 8.3 short name.
-pub(super) const SHORT: &str =
-    "has what may be an 8.3 short name (`~` and a digit), which can stand for another, longer name";
+pub(super) const SHORT: &str = "has what may be a short name (a `~` and a digit, or a `~` and a letter in a name of \
+                                 8.3 shape), which can stand for another, longer name";
 
 /// The device names Win32 reserves in every directory, besides `COM` and `LPT` with a digit.
 const DEVICES: [&str; 7] = ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$"];
@@ -66,11 +66,28 @@ pub(super) fn windows_name_problem(name: &OsStr) -> Option<&'static str> {
         Some(DEVICE)
     } else if name.ends_with(['.', ' ']) {
         Some(TRAILING)
-    } else if name.as_bytes().windows(2).any(|pair| pair[0] == b'~' && pair[1].is_ascii_digit()) {
+    } else if may_be_short(&name) {
         Some(SHORT)
     } else {
         None
     }
+}
+
+/// Whether `name` may be a short name that a file system resolves to a longer one. NTFS and FAT
+/// write them as up to six characters, `~` and a digit (`GITHUB~1`); Wine as four characters,
+/// `~` and three letters or digits (`_GIT~IBP`); Samba, on a share, with a letter after the `~`
+/// too. Refused: a `~` and a digit anywhere, and a `~` after the first character followed by a
+/// letter or digit in a name of the 8.3 shape (at most eight characters, then at most one dot
+/// and three more).
+fn may_be_short(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    if bytes.windows(2).any(|pair| pair[0] == b'~' && pair[1].is_ascii_digit()) {
+        return true;
+    }
+    let (base, extension) = name.split_once('.').unwrap_or((name, ""));
+    let shaped = base.chars().count() <= 8 && extension.chars().count() <= 3 && !extension.contains('.');
+    // A `~` after the first character (`~$doc.docx` is an office program's lock file).
+    shaped && base.as_bytes().windows(2).skip(1).any(|pair| pair[0] == b'~' && pair[1].is_ascii_alphanumeric())
 }
 
 /// Whether Win32 opens the device `name` names rather than a file: it drops trailing dots and
@@ -247,10 +264,43 @@ mod tests {
     #[test]
     fn what_may_be_a_short_name_is_refused() {
         all_refused_for(
-            &["GITHUB~1", "github~1", "git~1", "GIT~2", "AGENTS~1.MD", "VSCODE~10", "A1B2C3~1.TXT", "x~0y"],
+            &[
+                "GITHUB~1",
+                "github~1",
+                "git~1",
+                "GIT~2",
+                "AGENTS~1.MD",
+                "VSCODE~10",
+                "A1B2C3~1.TXT",
+                "x~0y",
+                // Wine's short names: four characters, `~`, three letters or digits.
+                "_GIT~IBP",
+                "_git~ibp",
+                "_GIT~DER",
+                "_MCP~NMM.JSO",
+                "CLAU~QSG.MD",
+                "NODE~IOW",
+                "_GIT~3JH",
+                // Samba's, with letters after the `~`.
+                "ABCDE~XY",
+                "a~b1",
+                "x~y",
+            ],
             SHORT,
         );
-        for name in ["~", "a~", "~a", "backup~", "a~b1", "~$doc.docx"] {
+        for name in [
+            "~",
+            "a~",
+            "~a",
+            "~ab",
+            "backup~",
+            "~$doc.docx",
+            "my~long~name.txt",
+            "a~b.config",
+            "notes~draft.md",
+            "a~.txt",
+            "a~-b",
+        ] {
             assert_eq!(problem(name), None, "{name:?}");
         }
     }

@@ -1,11 +1,12 @@
 //! How the workspace applies the Windows name rules ([`super::windows_names`]): on Windows to
 //! every name of a program's path, of a joined path and of a link's target, elsewhere to none.
 
+use crate::platform::Canonical as _;
 use crate::tools::workspace::Workspace;
 
 fn workspace() -> (tempfile::TempDir, Workspace) {
     let temp = tempfile::tempdir().unwrap();
-    let root = temp.path().canonicalize().unwrap();
+    let root = temp.path().canonical().unwrap();
     let ws = Workspace::open(&root).unwrap();
     (temp, ws)
 }
@@ -41,6 +42,7 @@ mod on_windows {
     use super::super::root::link_target;
     use super::super::windows_names::{DEVICE, RESERVED, SHORT, STREAM, TRAILING};
     use super::workspace;
+    use crate::platform::Canonical as _;
     use crate::tools::error::{ErrorKind, ToolError};
     use crate::tools::workspace::Confined;
     use crate::tools::workspace::Workspace;
@@ -88,9 +90,10 @@ mod on_windows {
     #[test]
     fn confine_takes_the_root_in_either_spelling_and_both_separators() {
         let (_temp, ws) = workspace();
-        let verbatim = ws.root().to_str().unwrap().to_owned();
-        // The canonical root is `\\?\C:\…`; programs mostly write `C:\…`.
-        let plain = verbatim.strip_prefix(r"\\?\").unwrap().to_owned();
+        // The canonical root is `C:\…`, as programs mostly write it; `\\?\C:\…` names it too.
+        let plain = ws.root().to_str().unwrap().to_owned();
+        assert!(!plain.starts_with(r"\\?\"), "{plain}");
+        let verbatim = format!(r"\\?\{plain}");
         for path in [
             format!(r"{verbatim}\src\a.py"),
             format!(r"{plain}\src\a.py"),
@@ -200,7 +203,7 @@ mod on_windows {
     fn a_junction_leads_only_into_the_workspace() {
         let (_temp, ws) = workspace();
         let elsewhere = tempfile::tempdir().unwrap();
-        let elsewhere_root = elsewhere.path().canonicalize().unwrap();
+        let elsewhere_root = elsewhere.path().canonical().unwrap();
         std::fs::write(elsewhere_root.join("secret.txt"), "secret").unwrap();
         std::fs::create_dir(ws.root().join("sub")).unwrap();
         // `mklink` keeps the target as written: the long names, without `\\?\`.
