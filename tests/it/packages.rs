@@ -389,6 +389,7 @@ fn every_manifest_carries_the_crates_version() {
         ("npm/codeact/package.json", "/optionalDependencies/@codeact~1linux-arm64"),
         ("npm/codeact/package.json", "/optionalDependencies/@codeact~1darwin-x64"),
         ("npm/codeact/package.json", "/optionalDependencies/@codeact~1darwin-arm64"),
+        ("npm/codeact/package.json", "/optionalDependencies/@codeact~1win32-x64"),
     ] {
         assert_eq!(json_file(&repo().join(file)).pointer(pointer), Some(&Value::from(VERSION)), "{file} {pointer}");
     }
@@ -409,6 +410,21 @@ fn the_npm_launcher_lists_a_platform_package_for_every_platform_it_knows() {
     }
     assert_eq!(script.matches("\"@codeact/").count(), listed.len(), "the launcher knows a package npm does not list");
     assert_eq!(manifest["bin"]["codeact"], "bin/codeact.js");
+    // Every target scripts/package publishes has its package listed: `"TRIPLE": ("OS", "CPU", [...])`.
+    let package = std::fs::read_to_string(repo().join("scripts/package")).unwrap();
+    let published: Vec<String> = package
+        .lines()
+        .filter_map(|line| {
+            let (_, tuple) = line.trim().split_once("\": (\"")?;
+            let mut fields = tuple.split('"');
+            let (os, _, cpu) = (fields.next()?, fields.next()?, fields.next()?);
+            Some(format!("@codeact/{os}-{cpu}"))
+        })
+        .collect();
+    assert_eq!(published.len(), 5, "{published:?}");
+    for name in &published {
+        assert!(listed.contains(&name), "{name} is published but not listed");
+    }
 }
 
 /// A plugin root in the test's folder whose manifest (Copilot's or Claude's) declares `version`,

@@ -3,7 +3,10 @@
 //! something other than a plain file refused, the folders codeact keeps its files in, and a
 //! program found by `PATHEXT`. What Wine cannot show (symbolic links and junctions, read-only
 //! files for an administrator, PowerShell) is `#[ignore = "needs real Windows"]`: the
-//! `windows` workflow runs those with `--include-ignored`.
+//! `windows` workflow runs those with `--include-ignored`. [`servers`] starts child processes:
+//! MCP servers, trees of processes, `codeact mcp serve`, the hooks.
+
+mod servers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -59,16 +62,21 @@ impl Env {
 
     /// Runs `program` with `codeact run` in the workspace, on Monty.
     fn run(&self, program: &str) -> Output {
-        let mut child = self
-            .command(&["run", "--backend", "monty"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(program.as_bytes()).unwrap();
-        child.wait_with_output().unwrap()
+        self.run_with(&[], program)
     }
+
+    /// [`Self::run`] with more flags.
+    fn run_with(&self, flags: &[&str], program: &str) -> Output {
+        let args: Vec<&str> = ["run", "--backend", "monty"].into_iter().chain(flags.iter().copied()).collect();
+        with_stdin(&mut self.command(&args), program)
+    }
+}
+
+/// What `command` says and how it ends, given `input` on its stdin.
+fn with_stdin(command: &mut Command, input: &str) -> Output {
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -101,6 +109,29 @@ fn files_are_created_edited_and_listed_with_forward_slashes() {
     assert_eq!(text(&out.stderr), "");
     assert_eq!(text(&out.stdout), "second\n['out/deep/notes.txt']\n");
     assert_eq!(std::fs::read_to_string(env.workspace().join("out/deep/notes.txt")).unwrap(), "second\n");
+}
+
+#[test]
+fn the_interpreters_own_file_access_and_view_of_a_folder_work() {
+    let env = Env::new();
+    env.file("src/a.txt", "one\n");
+    std::fs::write(env.outside().join("x.txt"), "outside\n").unwrap();
+    let out = env.run(
+        "print(open(\"src/a.txt\").read(), end=\"\")\n\
+         from pathlib import Path\n\
+         print(Path(\"src\\\\a.txt\").read_text(), end=\"\")\n\
+         print([p.name for p in Path(\"src\").iterdir()], Path(\"src\").is_dir(), Path(\"nope\").exists())\n\
+         print(view(path=\"src\"))\n\
+         print(view(path=\".\"))\n\
+         for path in [\"../outside/x.txt\", \"..\\\\outside\\\\x.txt\"]:\n\
+         \x20   try:\n\
+         \x20       open(path)\n\
+         \x20       print(\"ALLOWED\", path)\n\
+         \x20   except PermissionError:\n\
+         \x20       pass\n",
+    );
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(text(&out.stdout), "one\none\n['a.txt'] True False\na.txt\nsrc/\n");
 }
 
 /// Each spelling that leads out of the workspace on Windows, or to something that is not the
@@ -148,6 +179,10 @@ fn escapes(outside: &Path) -> Vec<String> {
         ".github \\hooks\\h.json",
         "GITHUB~1\\hooks\\h.json",
         "git~1\\config",
+        // Wine's short names for `.git` and `.github`, made from the long name alone.
+        "_GIT~IBP\\config",
+        "_git~ibp/hooks/pre-commit",
+        "_GIT~DER\\hooks\\h.json",
         "a*.txt",
         "a?.txt",
         "a<b.txt",
@@ -212,6 +247,18 @@ fn protected_names_are_refused_in_any_case() {
     );
     assert_eq!(text(&out.stdout), "done\n", "stderr: {}", text(&out.stderr));
     assert_eq!(std::fs::read_dir(env.workspace().join(".git")).unwrap().count(), 0);
+}
+
+#[test]
+fn detect_says_what_runs_here() {
+    let env = Env::new();
+    let out = env.command(&["detect"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.lines().any(|line| line.starts_with("  monty       yes")), "{said}");
+    // Built with the backend (MSVC) or without it (GNU): either way a reason fit for Windows.
+    let hyperlight = said.lines().find(|line| line.trim_start().starts_with("hyperlight")).unwrap();
+    assert!(!hyperlight.contains("does not run on Windows") && !hyperlight.contains("/dev/kvm"), "{hyperlight}");
 }
 
 #[test]

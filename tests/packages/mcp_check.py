@@ -7,13 +7,17 @@ Standard library only. Prints the server's name, version and tools; exits 1 on a
 """
 
 import json
+import shutil
 import subprocess
 import sys
 
 
 def main() -> None:
+    # The program as PATH and PATHEXT find it: npm's launcher on Windows is a `.cmd`, which
+    # Windows starts only by its full name.
+    command = [shutil.which(sys.argv[1]) or sys.argv[1], *sys.argv[2:]]
     server = subprocess.Popen(
-        sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     assert server.stdin is not None and server.stdout is not None
 

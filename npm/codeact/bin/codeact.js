@@ -13,6 +13,7 @@ const PACKAGES = {
   "linux-arm64": "@codeact/linux-arm64",
   "darwin-x64": "@codeact/darwin-x64",
   "darwin-arm64": "@codeact/darwin-arm64",
+  "win32-x64": "@codeact/win32-x64",
 };
 
 function fail(message) {
