@@ -13,7 +13,7 @@
 //! found outside the workspace, by a path that does not lead into it, has no environment
 //! there.
 
-use crate::platform::Canonical as _;
+use crate::platform::{self, Canonical as _};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -235,10 +235,9 @@ impl Place {
     /// Whether `path` lies in the workspace, as written or where it really leads.
     fn holds(&self, path: &Path) -> bool {
         let real = path.canonical().ok();
-        [Some(self.named.as_path()), self.real.as_deref()]
-            .into_iter()
-            .flatten()
-            .any(|place| path.starts_with(place) || real.as_deref().is_some_and(|real| real.starts_with(place)))
+        [Some(self.named.as_path()), self.real.as_deref()].into_iter().flatten().any(|place| {
+            platform::is_within(path, place) || real.as_deref().is_some_and(|real| platform::is_within(real, place))
+        })
     }
 }
 
@@ -376,5 +375,33 @@ mod tests {
         assert_eq!(child_path(&path, Some(&workspace)), outside.as_os_str());
         let path = OsString::from(format!("{}:.:/proc/self/cwd/bin:/proc/1/cwd:/dev/fd/3", outside.display()));
         assert_eq!(child_path(&path, None), outside.as_os_str());
+    }
+}
+
+#[cfg(test)]
+#[cfg(windows)]
+mod windows_tests {
+    use super::*;
+
+    /// A folder of the workspace in a `PATH` entry, written in another case and with a real
+    /// path that keeps `\\?\` (longer than 260 characters), is still the workspace's.
+    #[test]
+    fn an_entry_in_the_workspace_is_passed_over_in_any_case_and_any_length() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonical().unwrap();
+        let workspace = root.join("ws");
+        let deep = (0..5).fold(workspace.clone(), |dir, i| dir.join(format!("{i}{}", "d".repeat(59))));
+        let system = root.join("system");
+        for dir in [deep.join("bin"), system.clone()] {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("tool.exe"), "").unwrap();
+        }
+        assert!(deep.as_os_str().len() > 260);
+        let entry = PathBuf::from(deep.join("bin").to_string_lossy().to_uppercase());
+        for entry in [entry.clone(), PathBuf::from(format!(r"\\?\{}", entry.display()))] {
+            let path = std::env::join_paths([&entry, &system]).unwrap();
+            let found = search("tool", Some(&path), Some(&workspace), Relative::Skip).unwrap();
+            assert_eq!(found, system.join("tool.exe"), "{}", entry.display());
+        }
     }
 }

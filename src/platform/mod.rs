@@ -57,6 +57,23 @@ impl Canonical for std::path::Path {
     }
 }
 
+/// What lies between the folder `dir` and `path` beneath it (empty for `dir` itself), or
+/// `None` when `path` is not beneath it; both canonical ([`Canonical`]). On Windows one folder has
+/// more than one canonical spelling: with or without the `\\?\` prefix (kept for a path over
+/// 260 characters or with a name Win32 cannot write, dropped elsewhere), with a drive letter in
+/// either case. Drives and shares compare as the volume they name there, and names without
+/// case, as NTFS compares them.
+#[must_use]
+pub(crate) fn below(path: &std::path::Path, dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    imp::below(path, dir)
+}
+
+/// Whether `path` is `dir` or lies beneath it ([`below`]).
+#[must_use]
+pub(crate) fn is_within(path: &std::path::Path, dir: &std::path::Path) -> bool {
+    below(path, dir).is_some()
+}
+
 /// How a process tree is told to end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stop {

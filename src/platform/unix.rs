@@ -209,6 +209,11 @@ pub(crate) fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_owned()).unwrap_or_default()
 }
 
+/// [`super::below`]: one spelling per folder, compared as it is.
+pub(crate) fn below(path: &Path, dir: &Path) -> Option<std::path::PathBuf> {
+    path.strip_prefix(dir).ok().map(Path::to_path_buf)
+}
+
 /// How many names the open file has.
 pub(crate) fn link_count(file: &File) -> io::Result<u64> {
     Ok(file.metadata()?.nlink())

@@ -514,6 +514,44 @@ pub(crate) fn has_system_library(name: &str) -> bool {
     !module.is_null()
 }
 
+/// [`super::below`]: component by component, each compared by [`component_key`].
+pub(crate) fn below(path: &Path, dir: &Path) -> Option<std::path::PathBuf> {
+    let mut rest = path.components();
+    for part in dir.components() {
+        if component_key(rest.next()?) != component_key(part) {
+            return None;
+        }
+    }
+    Some(rest.as_path().to_path_buf())
+}
+
+/// What one component of a path compares by: a drive by its letter in upper case, with or
+/// without `\\?\`; a share by server and share without case, with or without `\\?\UNC`; a
+/// name without case (Unicode lower case; a name that is not Unicode as it is).
+fn component_key(component: std::path::Component<'_>) -> std::ffi::OsString {
+    use std::path::{Component, Prefix};
+    let lower = |text: &std::ffi::OsStr| match text.to_str() {
+        Some(text) => std::ffi::OsString::from(text.to_lowercase()),
+        None => text.to_os_string(),
+    };
+    match component {
+        Component::Prefix(prefix) => match prefix.kind() {
+            Prefix::Disk(letter) | Prefix::VerbatimDisk(letter) => {
+                std::ffi::OsString::from(format!("{}:", char::from(letter).to_ascii_uppercase()))
+            }
+            Prefix::UNC(server, share) | Prefix::VerbatimUNC(server, share) => {
+                let mut key = std::ffi::OsString::from(r"\\");
+                key.push(lower(server));
+                key.push(r"\");
+                key.push(lower(share));
+                key
+            }
+            Prefix::Verbatim(_) | Prefix::DeviceNS(_) => lower(prefix.as_os_str()),
+        },
+        other => lower(other.as_os_str()),
+    }
+}
+
 /// How many names the open file has.
 pub(crate) fn link_count(file: &File) -> io::Result<u64> {
     Ok(u64::from(by_handle(file)?.nNumberOfLinks))
@@ -595,7 +633,31 @@ fn this_user<T>(with: impl FnOnce(PSID) -> T) -> io::Result<T> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
+
+    #[test]
+    fn a_folder_holds_its_paths_in_every_canonical_spelling() {
+        let below = |path: &str, dir: &str| super::below(Path::new(path), Path::new(dir));
+        let dir = r"C:\Users\me\repo";
+        for (path, rest) in [
+            (r"C:\Users\me\repo\aux\sh.exe", r"aux\sh.exe"),
+            (r"\\?\C:\Users\me\repo\aux\sh.exe", r"aux\sh.exe"),
+            (r"\\?\c:\users\ME\Repo\bin", "bin"),
+            (r"c:\USERS\me\REPO", ""),
+            (r"C:/Users/me/repo/x", "x"),
+        ] {
+            assert_eq!(below(path, dir), Some(PathBuf::from(rest)), "{path}");
+            assert_eq!(below(path, &format!(r"\\?\{dir}")), Some(PathBuf::from(rest)), "{path}, the folder verbatim");
+        }
+        for path in [r"C:\Users\me\repo2\x", r"D:\Users\me\repo\x", r"C:\Users\me", r"\\?\D:\Users\me\repo", "repo"] {
+            assert_eq!(below(path, dir), None, "{path}");
+        }
+        let share = r"\\Server\Share\repo";
+        assert_eq!(below(r"\\?\UNC\server\share\REPO\x", share), Some(PathBuf::from("x")));
+        assert_eq!(below(r"\\server\other\repo\x", share), None);
+    }
 
     #[test]
     fn an_ntstatus_is_named_and_a_plain_code_is_a_status() {

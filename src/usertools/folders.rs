@@ -19,7 +19,7 @@ use anyhow::{Context as _, Result};
 use crate::exit::UsageError;
 use crate::hint::Hint;
 use crate::paths;
-use crate::platform::Canonical as _;
+use crate::platform::{self, Canonical as _};
 
 /// The agentschema agent file whose presence makes the workspace root's `tools/` a tools folder.
 pub(crate) const AGENT_FILE: &str = "agent.md";
@@ -129,13 +129,13 @@ fn classify(path: &Path, workspace: &Path, user_config: Option<&Path>) -> (ToolD
     let canonical = path.canonical().ok();
     let real = canonical.clone().unwrap_or_else(|| lexical.clone());
     // The user's own config dir, when it lies in the workspace, is still the user's.
-    let users = user_config.is_some_and(|dir| dir.starts_with(workspace) && real.starts_with(dir));
+    let users = user_config.is_some_and(|dir| platform::is_within(dir, workspace) && platform::is_within(&real, dir));
     let dir = if users {
         ToolDir { path: real.clone(), origin: Origin::User }
-    } else if lexical.starts_with(workspace) {
+    } else if platform::is_within(&lexical, workspace) {
         // Named through the workspace: the path as named, so that a link on the way is seen.
         ToolDir { path: lexical, origin: Origin::Workspace }
-    } else if real.starts_with(workspace) {
+    } else if platform::is_within(&real, workspace) {
         ToolDir { path: real.clone(), origin: Origin::Workspace }
     } else {
         ToolDir { path: real.clone(), origin: Origin::User }
@@ -192,10 +192,10 @@ pub(crate) fn config_entry(base: Base<'_>, entry: &str) -> Result<PathBuf, Strin
         Base::Workspace(workspace) => {
             let path = workspace.join(entry);
             let lexical = paths::lexical(&path);
-            if !lexical.starts_with(workspace) {
+            if !platform::is_within(&lexical, workspace) {
                 return Err(format!("`{entry}` is outside the workspace; name a folder inside it"));
             }
-            if path.canonical().is_ok_and(|real| !real.starts_with(workspace)) {
+            if path.canonical().is_ok_and(|real| !platform::is_within(&real, workspace)) {
                 return Err(format!("`{entry}` leads outside the workspace through a symbolic link"));
             }
             if !path.is_dir() {

@@ -14,8 +14,7 @@ use std::path::{Path, PathBuf};
 use super::folders::{Origin, ToolDir};
 use super::markdown::{self, MarkdownTool, ToolFile};
 use crate::bounded;
-use crate::platform::Canonical as _;
-use crate::platform::{self, Follow};
+use crate::platform::{self, Canonical as _, Follow};
 use crate::tools::spec::{Kind, Param, ParamDefault, Signature};
 
 /// A loaded Markdown tool.
@@ -264,7 +263,9 @@ fn link_refused(path: &Path, real_dir: &Path) -> Option<String> {
     let why = match path.canonical() {
         Err(_) => "a symbolic link that leads nowhere: make it a regular file",
         Ok(real) if real.is_dir() => "a symbolic link to a folder: make it a real directory",
-        Ok(real) if !real.starts_with(real_dir) => "a symbolic link out of the tools folder: make it a regular file",
+        Ok(real) if !platform::is_within(&real, real_dir) => {
+            "a symbolic link out of the tools folder: make it a regular file"
+        }
         Ok(real) if !real.is_file() => "a symbolic link to something other than a regular file",
         Ok(_) => return None,
     };

@@ -25,7 +25,7 @@ use clap::Parser as _;
 
 use crate::cli::{Cli, Command, RunArgs};
 use crate::hook::shell::{Invocation, is_literal};
-use crate::platform::Canonical as _;
+use crate::platform::{self, Canonical as _};
 use crate::program;
 
 /// Whether `run`, sent from `cwd`, has `root` (canonical) as its workspace and its `--file`
@@ -51,7 +51,8 @@ pub(crate) fn within(run: &Invocation, cwd: Option<&Path>, root: &Path) -> bool 
         None => dir == root,
         Some(given) => resolved(given).is_some_and(|workspace| workspace == root),
     };
-    let file_ok = args.file.as_deref().is_none_or(|given| resolved(given).is_some_and(|file| file.starts_with(root)));
+    let file_ok =
+        args.file.as_deref().is_none_or(|given| resolved(given).is_some_and(|file| platform::is_within(&file, root)));
     workspace_ok && file_ok && args.tools.dirs.is_empty()
 }
 

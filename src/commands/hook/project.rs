@@ -20,7 +20,7 @@ use crate::env;
 use crate::hook::mode::Mode;
 use crate::hook::payload::Agent;
 use crate::output;
-use crate::platform::Canonical as _;
+use crate::platform::{self, Canonical as _};
 
 /// The most folders looked through between the `cwd` and the root.
 const MAX_DEPTH: usize = 64;
@@ -79,7 +79,7 @@ impl Project {
     fn nested_dirs(&self) -> Vec<PathBuf> {
         let Some(cwd) = &self.cwd else { return Vec::new() };
         if self.anchored {
-            if !cwd.starts_with(&self.root) {
+            if !platform::is_within(cwd, &self.root) {
                 return Vec::new();
             }
             return cwd

@@ -22,7 +22,7 @@ use crate::cli::ServeArgs;
 use crate::env;
 use crate::exit::UsageError;
 use crate::hint::Hint;
-use crate::platform::Canonical as _;
+use crate::platform::{self, Canonical as _};
 
 /// Why the workspace `args` name (or the current directory) is refused, if it is.
 pub(super) fn refusal(args: &ServeArgs) -> Result<Option<UsageError>> {
@@ -55,7 +55,7 @@ pub(super) fn refusal(args: &ServeArgs) -> Result<Option<UsageError>> {
 /// Whether `workspace` (canonical) is the file system's root, or the home directory or a folder
 /// above it.
 fn is_broad(workspace: &Path, home: Option<&Path>) -> bool {
-    workspace.parent().is_none() || home.is_some_and(|home| home.starts_with(workspace))
+    workspace.parent().is_none() || home.is_some_and(|home| platform::is_within(home, workspace))
 }
 
 /// The user's home directory, canonical: `HOME`, else the system's record of it.

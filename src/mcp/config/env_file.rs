@@ -10,7 +10,7 @@ use super::entry::Fault;
 use super::expand::{Purpose, Vars};
 use crate::bounded;
 use crate::paths;
-use crate::platform::Canonical as _;
+use crate::platform::{self, Canonical as _};
 use crate::trust::quote::quote;
 
 /// An `envFile` inside the workspace, named by a workspace config file's entry.
@@ -114,7 +114,7 @@ pub(super) fn place(workspace: &Path, path: &str) -> Place {
     }
     let real_workspace = workspace.canonical().unwrap_or_else(|_| workspace.clone());
     match full.canonical() {
-        Ok(real) if real.starts_with(&real_workspace) => Place::Link(full),
+        Ok(real) if platform::is_within(&real, &real_workspace) => Place::Link(full),
         _ => Place::Outside(full),
     }
 }

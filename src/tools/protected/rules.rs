@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use super::named::{PYTHON_ENV, RULES, matches};
 use super::{fold, git, scan};
 use crate::paths;
-use crate::platform::Canonical as _;
+use crate::platform::{self, Canonical as _};
 
 /// A directory of the user's, protected with everything in it while it lies in the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +100,7 @@ impl Protected {
         let why = "codeact runs the tools there on the host";
         self.add_own(root, dir, "a tools folder", why, false);
         let packages = "a JavaScript tool's require() loads packages from there";
-        for folder in dir.ancestors().take_while(|folder| folder.starts_with(root)) {
+        for folder in dir.ancestors().take_while(|folder| platform::is_within(folder, root)) {
             for name in ["node_modules", "package.json"] {
                 self.add_own(root, &folder.join(name), "packages of a tools folder", packages, false);
             }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::{Confined, Workspace};
-use crate::platform::Canonical as _;
+use crate::platform::{self, Canonical as _};
 use crate::tools::error::ToolError;
 use crate::tools::protected::{Hit, Protected, scan};
 
@@ -87,7 +87,7 @@ fn coming_back(root: &Path, rel: &Path) -> Option<PathBuf> {
         existing = existing.parent()?;
     };
     let target = rest.iter().rev().fold(base, |path, name| path.join(name));
-    target.strip_prefix(root).ok().map(Path::to_path_buf)
+    platform::below(&target, root)
 }
 
 /// A write to `given`, which lands on `leads`, refused by `hit`.
