@@ -60,6 +60,13 @@ pub(crate) enum Command {
     /// until you trust them here. Any later change to one of those files makes it untrusted
     /// again.
     Trust(TrustArgs),
+    /// Add codeact's MCP server to an agent's configuration, as the agent needs it to work
+    /// headless and interactive; `--undo` takes it back.
+    ///
+    /// One key of one file is changed (`mcpServers.codeact`, `[mcp_servers.codeact]`, …), and
+    /// everything else in the file is kept as written, comments included. Running it again
+    /// changes nothing.
+    Setup(SetupArgs),
     /// Install or inspect the CPython guest the `wasm` and `hyperlight` backends run.
     Guest {
         #[command(subcommand)]
@@ -80,6 +87,62 @@ pub(crate) enum Command {
         #[arg(long, value_enum)]
         host: Option<Agent>,
     },
+}
+
+/// An agent `codeact setup` configures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SetupAgent {
+    /// GitHub Copilot CLI (`~/.copilot/mcp-config.json`; its plugin brings the hooks too).
+    Copilot,
+    /// Claude Code (`.mcp.json`; user: `~/.claude.json`).
+    Claude,
+    /// OpenAI Codex CLI (`~/.codex/config.toml`).
+    Codex,
+    /// Gemini CLI (`.gemini/settings.json`).
+    Gemini,
+    /// OpenCode (`opencode.json`).
+    Opencode,
+    /// Qwen Code (`.qwen/settings.json`).
+    Qwen,
+    /// Cursor (`.cursor/mcp.json`).
+    Cursor,
+    /// Visual Studio Code (`.vscode/mcp.json`).
+    Vscode,
+}
+
+/// Whose configuration `codeact setup` changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Scope {
+    /// This project's file, for everyone who works in it.
+    Project,
+    /// Your own, for every project.
+    User,
+}
+
+/// `codeact setup`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct SetupArgs {
+    /// The agent.
+    #[arg(value_enum)]
+    pub(crate) agent: SetupAgent,
+
+    /// Whose configuration [default: the project's, where the agent reads one; Codex and
+    /// Copilot CLI read only the user's].
+    #[arg(long, value_enum)]
+    pub(crate) scope: Option<Scope>,
+
+    /// The project [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+
+    /// Show the change, and make none.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    /// Put back what the key held before the first setup (nothing, or the earlier entry),
+    /// unless it was edited since.
+    #[arg(long)]
+    pub(crate) undo: bool,
 }
 
 /// A hook event.

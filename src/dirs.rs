@@ -45,6 +45,24 @@ pub(crate) fn runtime() -> Option<PathBuf> {
         .or_else(|| codeact_dir(None, "XDG_CACHE_HOME", ".cache"))
 }
 
+/// The user's home folder: `HOME`; on Windows `USERPROFILE` (then `HOME`).
+#[must_use]
+pub(crate) fn home() -> Option<PathBuf> {
+    let named =
+        if cfg!(windows) { env::var("USERPROFILE").or_else(|| env::var(env::HOME)) } else { env::var(env::HOME) };
+    named.map(PathBuf::from).filter(|dir| dir.is_absolute())
+}
+
+/// The folder programs keep their configuration in: `$XDG_CONFIG_HOME`, else `~/.config`; on
+/// Windows `%APPDATA%`.
+#[must_use]
+pub(crate) fn config_base() -> Option<PathBuf> {
+    if cfg!(windows) {
+        return env::var("APPDATA").map(PathBuf::from).filter(|dir| dir.is_absolute());
+    }
+    xdg("XDG_CONFIG_HOME").or_else(|| home().map(|home| home.join(".config")))
+}
+
 /// `$override_var` when set, else `$xdg_var/codeact`, else `~/home_fallback/codeact`; on
 /// Windows, where no XDG variable is set, the folder [`windows_home`] names for `xdg_var`.
 fn codeact_dir(override_var: Option<&str>, xdg_var: &str, home_fallback: &str) -> Option<PathBuf> {

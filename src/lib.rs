@@ -90,6 +90,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some(Command::Mcp { command: McpCommand::Serve(args) }) => commands::serve::run(args),
         Some(Command::Check(args)) => commands::check::run(args),
         Some(Command::Trust(args)) => commands::trust::run(args),
+        Some(Command::Setup(args)) => commands::agents::run(args),
         None if cli.run.code.is_some() || cli.run.file.is_some() || cli.run.stdin.is_some() => {
             commands::run::run(&cli.run)
         }

@@ -1,5 +1,6 @@
 //! One module per subcommand, and what they share.
 
+pub(crate) mod agents;
 pub(crate) mod check;
 pub(crate) mod detect;
 pub(crate) mod discover;

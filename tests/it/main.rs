@@ -70,6 +70,8 @@ mod security;
 #[cfg(unix)]
 mod serve;
 #[cfg(unix)]
+mod setup;
+#[cfg(unix)]
 mod tools;
 #[cfg(unix)]
 mod trust;

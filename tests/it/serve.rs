@@ -315,6 +315,11 @@ fn concurrent_clients_run_at_once() {
 
 /// One raw HTTP/1.1 POST of an `initialize` request with `headers`; returns the status line.
 fn post_initialize(url: &str, headers: &[(&str, &str)]) -> String {
+    initialize_response(url, headers).lines().next().unwrap_or_default().to_owned()
+}
+
+/// One raw HTTP/1.1 POST of an `initialize` request with `headers`; returns the whole response.
+fn initialize_response(url: &str, headers: &[(&str, &str)]) -> String {
     let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -338,7 +343,60 @@ fn post_initialize(url: &str, headers: &[(&str, &str)]) -> String {
     stream.write_all(request.as_bytes()).expect("send");
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
-    response.lines().next().unwrap_or_default().to_owned()
+    response
+}
+
+/// Every SSE event the HTTP server sends carries a JSON message: a client that parses each
+/// event's data as JSON (the TypeScript SDK in Gemini CLI) reads no empty one, on the answer to
+/// a POST or on the stream a GET opens.
+#[test]
+fn http_events_all_carry_a_message() {
+    let env = workspace();
+    let server = http_server(&env, &[]);
+    let response = initialize_response(&server.url, &[]);
+    let (head, body) = response.split_once("\r\n\r\n").expect("a response");
+    assert!(head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{head}");
+    let data: Vec<&str> = body.lines().filter_map(|line| line.strip_prefix("data:")).collect();
+    assert_eq!(data.len(), 1, "one event, the answer: {body}");
+    let answer: Value = serde_json::from_str(data[0].trim()).expect("the event's data is JSON");
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(!body.lines().any(|line| line.starts_with("retry:")), "no priming event: {body}");
+
+    // The stream a GET opens, in the session the answer named.
+    let session = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id").then(|| value.trim().to_owned())
+        })
+        .expect("a session id");
+    let authority = server.url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let send = |request: String| {
+        let mut stream = TcpStream::connect(&authority).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(2))).expect("timeout");
+        stream.write_all(request.as_bytes()).expect("send");
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        String::from_utf8_lossy(&response).into_owned()
+    };
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let posted = send(format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, \
+         text/event-stream\r\nMcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{initialized}",
+        initialized.len()
+    ));
+    assert!(posted.starts_with("HTTP/1.1 202"), "{posted}");
+    // Read until the server has nothing more to say for two seconds.
+    let stream = send(format!(
+        "GET /mcp HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+         Mcp-Protocol-Version: 2025-06-18\r\n\r\n"
+    ));
+    assert!(stream.starts_with("HTTP/1.1 200"), "{stream}");
+    for line in stream.lines().filter_map(|line| line.strip_prefix("data:")) {
+        assert!(serde_json::from_str::<Value>(line.trim()).is_ok(), "an event without a message: {stream}");
+    }
+    assert!(!stream.lines().any(|line| line.starts_with("retry:")), "no priming event: {stream}");
 }
 
 #[test]

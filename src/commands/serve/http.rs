@@ -165,12 +165,17 @@ pub(super) async fn serve(
     let listener = TcpListener::bind(addr).await.with_context(|| format!("failed to listen on {addr}"))?;
     let bound = listener.local_addr().context("failed to read the bound address")?;
     let hosts = allowed_hosts(bound, &args.allow_hosts);
+    // No priming event opens an SSE stream: its `data:` is empty, which clients that parse every
+    // event as JSON (the TypeScript SDK in Gemini CLI) take for a broken connection. Events keep
+    // their ids, so a client may still resume a stream with `Last-Event-ID`.
     let config = StreamableHttpServerConfig::default()
         .with_allowed_origins(allowed_origins(&hosts))
         .enforce_origin_validation()
-        .with_allowed_hosts(hosts);
+        .with_allowed_hosts(hosts)
+        .with_sse_retry(None);
     let max_body = config.max_request_body_bytes;
     let mut sessions = LocalSessionManager::default();
+    sessions.session_config.sse_retry = None;
     // A session closes after this long without an event. A call that asked for no progress
     // sends none while its program runs, so the default 5 minutes would cancel a longer run;
     // this outlasts the longest run the server allows.

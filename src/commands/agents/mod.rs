@@ -1,0 +1,376 @@
+//! `codeact setup AGENT`: adds codeact's MCP server to an agent's configuration as that agent
+//! needs it to work headless and interactive ([`plans`]), editing one key of one file and
+//! keeping everything else in it as written ([`edit`]). Setting up again changes nothing;
+//! `--dry-run` shows the change; `--undo` puts back what the key held before the first setup,
+//! from a journal in codeact's state folder, unless the entry was edited since.
+
+mod edit;
+mod plans;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use self::edit::{Document, Format};
+use self::plans::{Places, Plan};
+use super::reach;
+use crate::atomic::{self, Access};
+use crate::cli::Scope;
+use crate::cli::SetupArgs;
+use crate::dirs;
+use crate::exit;
+use crate::hint;
+use crate::output;
+use crate::platform::{Canonical as _, Modes as _};
+use crate::program;
+
+pub(crate) fn run(args: &SetupArgs) -> Result<u8> {
+    let project = match &args.workspace {
+        Some(dir) => dir.canonical().with_context(|| format!("workspace `{}` is not accessible", dir.display()))?,
+        None => {
+            std::env::current_dir().and_then(|dir| dir.canonical()).context("the current folder is not accessible")?
+        }
+    };
+    let home = dirs::home().ok_or_else(|| anyhow!("cannot tell the home folder: set HOME"))?;
+    let config = dirs::config_base().unwrap_or_else(|| home.join(".config"));
+    let scope = args.scope.unwrap_or_else(|| plans::default_scope(args.agent));
+    let places = Places { project: &project, home: &home, config: &config };
+    let plan = plans::plan(args.agent, scope, &places, &command())?;
+    if scope == Scope::Project {
+        inside_project(&plan, &project)?;
+    }
+    let journal_path = dirs::state()
+        .map(|dir| dir.join("setup.json"))
+        .ok_or_else(|| anyhow!("cannot tell where codeact keeps its state: set HOME or XDG_STATE_HOME"))?;
+    let name = plans::name(args.agent);
+    let said =
+        if args.undo { undo(&plan, &journal_path, args.dry_run)? } else { set_up(&plan, &journal_path, args.dry_run)? };
+    output::text(&format!("codeact setup {name}: {said}\n"))?;
+    if !args.undo && !args.dry_run {
+        for note in &plan.notes {
+            output::text(&format!("  note: {note}\n"))?;
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// The program an agent starts: `codeact` when `PATH` finds this binary by that name, else
+/// this binary's path (so that an agent started with another `PATH` finds it too).
+fn command() -> String {
+    let binary = reach::current_binary();
+    let found = program::shell_would_run("codeact").and_then(|file| file.canonical().ok());
+    if found.is_some_and(|file| file == Path::new(&binary)) { "codeact".to_owned() } else { binary }
+}
+
+/// What `codeact setup` changed in one file at one key, so that `--undo` can put it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Change {
+    /// What the key held before the first setup, `None` when it was not there.
+    before: Option<Value>,
+    /// What setup wrote.
+    written: Value,
+    /// How many objects on the way to the key setup made.
+    made_parents: usize,
+    /// Whether setup made the file.
+    made_file: bool,
+}
+
+/// Every change, by file and key (`FILE#a.b`).
+type Journal = BTreeMap<String, Change>;
+
+fn journal_key(plan: &Plan) -> String {
+    format!("{}#{}", plan.file.display(), plan.key.join("."))
+}
+
+fn read_journal(path: &Path) -> Result<Journal> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).with_context(|| format!("`{}` is damaged", path.display())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Journal::new()),
+        Err(err) => Err(err).with_context(|| format!("failed to read `{}`", path.display())),
+    }
+}
+
+fn write_journal(path: &Path, journal: &Journal) -> Result<()> {
+    let text = serde_json::to_string_pretty(journal)?;
+    atomic::write(path, text.as_bytes(), Access::Private)
+        .with_context(|| format!("failed to write `{}`", path.display()))
+}
+
+/// The file's text, `None` when there is none; a link is refused (the agent would read what it
+/// leads to, which setup does not edit).
+fn read_file(path: &Path) -> Result<Option<String>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            bail!("`{}` is a symbolic link: edit the file it leads to by hand", path.display())
+        }
+        Ok(_) => {
+            std::fs::read_to_string(path).map(Some).with_context(|| format!("failed to read `{}`", path.display()))
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err).with_context(|| format!("failed to read `{}`", path.display())),
+    }
+}
+
+fn parse(plan: &Plan, text: Option<&str>) -> Result<Document> {
+    Document::parse(plan.format, text.unwrap_or_default()).map_err(|err| {
+        hint::error(
+            format!("`{}` cannot be read as {}: {err:#}", plan.file.display(), format_name(plan.format)),
+            "fix the file (or move it away), then run setup again; nothing was changed",
+        )
+    })
+}
+
+fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Json => "JSON",
+        Format::Toml => "TOML",
+    }
+}
+
+/// Writes `text` to `path` at once (a file beside it, renamed over it), keeping the file's
+/// permissions; a new file is readable by all (0644 less the umask), as the agents make theirs.
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let failed = || format!("failed to write `{}`", path.display());
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("failed to make `{}`", dir.display()))?;
+    let previous = std::fs::metadata(path).ok().map(|meta| meta.permissions());
+    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let staged = dir.join(format!(".{name}.codeact-setup"));
+    // A file left by a setup that was stopped; a link there is removed, not followed.
+    let _ = std::fs::remove_file(&staged);
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create_new(true).unix_mode(0o644).open(&staged).with_context(failed)?;
+    let written = file.write_all(text.as_bytes()).and_then(|()| file.sync_all());
+    drop(file);
+    let moved = written
+        .and_then(|()| previous.map_or(Ok(()), |permissions| std::fs::set_permissions(&staged, permissions)))
+        .and_then(|()| std::fs::rename(&staged, path));
+    if moved.is_err() {
+        let _ = std::fs::remove_file(&staged);
+    }
+    moved.with_context(failed)
+}
+
+/// A project's file is written only inside the project: a folder on the way that is a link out
+/// of it (`.vscode` → elsewhere, in a repository cloned with one) is refused.
+fn inside_project(plan: &Plan, project: &Path) -> Result<()> {
+    let existing = plan.file.ancestors().skip(1).find(|dir| dir.exists());
+    if let Some(dir) = existing
+        && !dir.canonical().is_ok_and(|real| crate::platform::is_within(&real, project))
+    {
+        bail!("`{}` leads out of the project (a symbolic link on the way): nothing was changed", plan.file.display());
+    }
+    Ok(())
+}
+
+/// The key as the file spells it: `mcpServers.codeact` in JSON, `[mcp_servers.codeact]` in TOML.
+fn shown_key(plan: &Plan) -> String {
+    match plan.format {
+        Format::Json => plan.key.join("."),
+        Format::Toml => format!("[{}]", plan.key.join(".")),
+    }
+}
+
+fn set_up(plan: &Plan, journal_path: &Path, dry_run: bool) -> Result<String> {
+    let text = read_file(&plan.file)?;
+    let mut doc = parse(plan, text.as_deref())?;
+    let before = doc.get(plan.key);
+    let (file, key) = (plan.file.display(), shown_key(plan));
+    if before.as_ref() == Some(&plan.entry) {
+        return Ok(format!("already set up: {key} in {file}"));
+    }
+    let made_parents = doc.missing_parents(plan.key);
+    doc.set(plan.key, &plan.entry);
+    let written = doc.render();
+    let verb = if before.is_some() { "replaced" } else { "added" };
+    if dry_run {
+        return Ok(format!("would have {verb} {key} in {file}; the file would read:\n{written}"));
+    }
+    let mut journal = read_journal(journal_path)?;
+    let change = journal.entry(journal_key(plan)).or_insert_with(|| Change {
+        before: before.clone(),
+        written: plan.entry.clone(),
+        made_parents,
+        made_file: text.is_none(),
+    });
+    change.written = plan.entry.clone();
+    // Journal first: a file written but not journaled could not be undone.
+    write_journal(journal_path, &journal)?;
+    write_file(&plan.file, &written)?;
+    Ok(format!("{verb} {key} in {file}{}", if before.is_some() { " (`--undo` puts the old one back)" } else { "" }))
+}
+
+fn undo(plan: &Plan, journal_path: &Path, dry_run: bool) -> Result<String> {
+    let mut journal = read_journal(journal_path)?;
+    let (file, key) = (plan.file.display(), shown_key(plan));
+    let Some(change) = journal.get(&journal_key(plan)).cloned() else {
+        return Ok(format!("nothing to undo: setup did not change {key} in {file}"));
+    };
+    let text = read_file(&plan.file)?;
+    let mut doc = parse(plan, text.as_deref())?;
+    let now = doc.get(plan.key);
+    if now.as_ref() != Some(&change.written) {
+        if now == change.before {
+            journal.remove(&journal_key(plan));
+            if !dry_run {
+                write_journal(journal_path, &journal)?;
+            }
+            return Ok(format!("nothing to undo: {key} in {file} is already as it was"));
+        }
+        return Err(hint::error(
+            format!("{key} in {file} was edited since setup wrote it"),
+            "edit it by hand; nothing was changed",
+        ));
+    }
+    match &change.before {
+        Some(before) => doc.set(plan.key, before),
+        None => doc.remove(plan.key, change.made_parents),
+    }
+    let remove_file = change.made_file && doc.is_empty();
+    if dry_run {
+        return Ok(if remove_file {
+            format!("would remove {file}, which setup made")
+        } else {
+            format!("would put back {key} in {file}; the file would read:\n{}", doc.render())
+        });
+    }
+    if remove_file {
+        std::fs::remove_file(&plan.file).with_context(|| format!("failed to remove `{file}`"))?;
+    } else {
+        write_file(&plan.file, &doc.render())?;
+    }
+    journal.remove(&journal_key(plan));
+    write_journal(journal_path, &journal)?;
+    Ok(if remove_file {
+        format!("removed {file}, which setup made")
+    } else if change.before.is_some() {
+        format!("put back the earlier {key} in {file}")
+    } else {
+        format!("removed {key} from {file}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::cli::SetupAgent;
+
+    /// Where setup writes for `agent` in `scope`, for a project in `/p` and a home in `/h`.
+    fn plan_file(agent: SetupAgent, scope: Scope) -> PathBuf {
+        let places = Places { project: Path::new("/p"), home: Path::new("/h"), config: Path::new("/h/.config") };
+        plans::plan(agent, scope, &places, "codeact").map(|plan| plan.file).unwrap_or_default()
+    }
+
+    fn plan_in(dir: &Path, format: Format) -> Plan {
+        Plan {
+            file: dir.join(if format == Format::Json { "settings.json" } else { "config.toml" }),
+            format,
+            key: if format == Format::Json { &["mcpServers", "codeact"] } else { &["mcp_servers", "codeact"] },
+            entry: json!({"command": "codeact", "args": ["mcp", "serve"]}),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn setup_is_idempotent_and_undo_gives_back_the_file_byte_for_byte() {
+        for format in [Format::Json, Format::Toml] {
+            let temp = tempfile::tempdir().unwrap();
+            let plan = plan_in(temp.path(), format);
+            let journal = temp.path().join("state/setup.json");
+            let original = if format == Format::Json {
+                "{\n  // mine\n  \"theme\": \"dark\",\n}\n"
+            } else {
+                "# mine\nmodel = \"o3\"\n"
+            };
+            std::fs::write(&plan.file, original).unwrap();
+            let said = set_up(&plan, &journal, false).unwrap();
+            assert!(said.starts_with("added "), "{said}");
+            let once = std::fs::read_to_string(&plan.file).unwrap();
+            assert!(once.contains("mine"), "{once}");
+            assert!(set_up(&plan, &journal, false).unwrap().starts_with("already set up"));
+            assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), once);
+            let said = undo(&plan, &journal, false).unwrap();
+            assert!(said.starts_with("removed "), "{said}");
+            assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), original, "{format:?}");
+            assert!(undo(&plan, &journal, false).unwrap().starts_with("nothing to undo"));
+        }
+    }
+
+    #[test]
+    fn undo_puts_back_an_earlier_entry_removes_a_file_setup_made_and_refuses_after_an_edit() {
+        let temp = tempfile::tempdir().unwrap();
+        let plan = plan_in(temp.path(), Format::Json);
+        let journal = temp.path().join("setup.json");
+        // A file setup made is removed again.
+        set_up(&plan, &journal, false).unwrap();
+        assert!(plan.file.is_file());
+        assert!(undo(&plan, &journal, false).unwrap().starts_with("removed "));
+        assert!(!plan.file.exists());
+        // An earlier entry comes back.
+        std::fs::write(&plan.file, "{\"mcpServers\": {\"codeact\": {\"command\": \"old\"}}}").unwrap();
+        assert!(set_up(&plan, &journal, false).unwrap().starts_with("replaced "));
+        undo(&plan, &journal, false).unwrap();
+        let doc = Document::parse(Format::Json, &std::fs::read_to_string(&plan.file).unwrap()).unwrap();
+        assert_eq!(doc.get(plan.key), Some(json!({"command": "old"})));
+        // An entry edited since setup is left alone.
+        set_up(&plan, &journal, false).unwrap();
+        std::fs::write(&plan.file, "{\"mcpServers\": {\"codeact\": {\"command\": \"mine\"}}}").unwrap();
+        let err = undo(&plan, &journal, false).unwrap_err();
+        assert!(format!("{err:#}").contains("was edited since setup wrote it"), "{err:#}");
+        assert!(std::fs::read_to_string(&plan.file).unwrap().contains("mine"));
+    }
+
+    #[test]
+    fn a_dry_run_changes_nothing_and_a_broken_file_is_left_alone() {
+        let temp = tempfile::tempdir().unwrap();
+        let plan = plan_in(temp.path(), Format::Json);
+        let journal = temp.path().join("setup.json");
+        let said = set_up(&plan, &journal, true).unwrap();
+        assert!(said.contains("would have added") && said.contains("\"codeact\""), "{said}");
+        assert!(!plan.file.exists() && !journal.exists());
+        std::fs::write(&plan.file, "{ broken").unwrap();
+        let err = set_up(&plan, &journal, false).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot be read as JSON"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), "{ broken");
+    }
+
+    #[test]
+    fn each_agent_writes_where_it_reads() {
+        let cases = [
+            (SetupAgent::Claude, Scope::Project, "/p/.mcp.json"),
+            (SetupAgent::Claude, Scope::User, "/h/.claude.json"),
+            (SetupAgent::Gemini, Scope::Project, "/p/.gemini/settings.json"),
+            (SetupAgent::Gemini, Scope::User, "/h/.gemini/settings.json"),
+            (SetupAgent::Opencode, Scope::Project, "/p/opencode.json"),
+            (SetupAgent::Opencode, Scope::User, "/h/.config/opencode/opencode.json"),
+            (SetupAgent::Qwen, Scope::Project, "/p/.qwen/settings.json"),
+            (SetupAgent::Qwen, Scope::User, "/h/.qwen/settings.json"),
+            (SetupAgent::Cursor, Scope::Project, "/p/.cursor/mcp.json"),
+            (SetupAgent::Cursor, Scope::User, "/h/.cursor/mcp.json"),
+            (SetupAgent::Vscode, Scope::Project, "/p/.vscode/mcp.json"),
+        ];
+        for (agent, scope, file) in cases {
+            assert_eq!(plan_file(agent, scope), PathBuf::from(file), "{agent:?} {scope:?}");
+        }
+        let places = Places { project: Path::new("/p"), home: Path::new("/h"), config: Path::new("/h/.config") };
+        for agent in [SetupAgent::Codex, SetupAgent::Copilot] {
+            let err = plans::plan(agent, Scope::Project, &places, "codeact").err().unwrap();
+            assert!(err.to_string().contains("--scope user"), "{err}");
+        }
+        let codex = plans::plan(SetupAgent::Codex, Scope::User, &places, "codeact").unwrap();
+        assert_eq!(codex.entry["default_tools_approval_mode"], "approve");
+        assert!(codex.entry["args"].as_array().unwrap().contains(&json!("--text-only")));
+        let gemini = plans::plan(SetupAgent::Gemini, Scope::Project, &places, "codeact").unwrap();
+        assert_eq!(gemini.entry["trust"], true);
+        let qwen = plans::plan(SetupAgent::Qwen, Scope::User, &places, "codeact").unwrap();
+        assert_eq!((&qwen.entry["trust"], &qwen.entry["alwaysLoadTools"]), (&json!(true), &json!(true)));
+    }
+}
