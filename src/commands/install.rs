@@ -24,6 +24,7 @@ use super::setup::{self, PROBE_TIME};
 use crate::backend::{self, Choice, hyperlight, wasm};
 use crate::catalog::Discovery;
 use crate::cli::{InstallArgs, UninstallArgs};
+use crate::route::Route;
 use crate::config::Config;
 use crate::copilot::{self, Authorship, Existing, FileKind, Place, Target};
 use crate::exit;
@@ -32,6 +33,25 @@ use crate::hint;
 use crate::output;
 use crate::render::Reference;
 use crate::tools::github;
+
+/// The route the instructions tell: the one named (`--route`, `CODEACT_ROUTE`), else the MCP
+/// `run` tool where the plugin serves it (this runs through the plugin, or the user's Copilot
+/// CLI loads it), else the shell.
+fn install_route(args: &InstallArgs) -> Route {
+    args.route.unwrap_or_else(|| {
+        if reach::route(None) == Route::Mcp {
+            return Route::Mcp;
+        }
+        let plugin = copilot::copilot_home().is_some_and(|home| copilot::plugin_enabled(&home));
+        if plugin {
+            output::diagnostic(
+                "codeact's Copilot CLI plugin is enabled: the instructions name its MCP `run` tool (`--route bash` \
+                 names the shell instead)",
+            );
+        }
+        if plugin { Route::Mcp } else { Route::Bash }
+    })
+}
 
 pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
     let config = setup::config(&args.common, Some(&args.tools))?;
@@ -55,7 +75,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         );
     }
     let invocation = reach::invocation();
-    let route = reach::route(args.route);
+    let route = install_route(args);
     let reference = Reference {
         backend,
         fallback: backend::fallback(config.backend),

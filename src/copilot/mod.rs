@@ -22,7 +22,9 @@
 //! ([`marker`]).
 
 mod marker;
+mod plugin;
 mod target;
 
 pub(crate) use marker::{Authorship, MARKER_PREFIX, authorship, seal};
+pub(crate) use plugin::plugin_enabled;
 pub(crate) use target::{Existing, FileKind, Place, Target, command_in, copilot_home, installed_instructions, targets};

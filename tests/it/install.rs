@@ -399,10 +399,10 @@ fn what_every_request_carries_stays_within_its_budget() {
     assert!(listings <= 60, "the plugin's listings are {listings} tokens");
     assert!(reference + listings <= 460, "codeact adds {} tokens to every request", reference + listings);
 
-    // The default route of the plugin: the instructions name the `run` tool of the MCP server it
-    // bundles, whose definition is listed with every request too (only `run`: the plugin's
-    // config leaves `describe` out).
-    let env = TestEnv::new().env("CODEACT_ROUTE", "mcp");
+    // The README's path with the plugin installed: `codeact install` in a terminal writes the
+    // route the plugin serves, the `run` tool of the MCP server it bundles, whose definition is
+    // listed with every request too (only `run`: the plugin's config leaves `describe` out).
+    let env = with_plugin_enabled(TestEnv::new());
     env.run(&["install"], "").code(0);
     let installed =
         std::fs::read_to_string(env.workspace().join(".github/instructions/codeact.instructions.md")).unwrap();
@@ -413,6 +413,38 @@ fn what_every_request_carries_stays_within_its_budget() {
     let (reference, tool) = (tokens(&installed), tokens(&listed.to_string()));
     eprintln!("instructions file, MCP route: {reference} o200k_base tokens; the run tool: {tool}");
     assert!(reference + tool + listings <= 480, "codeact adds {} tokens to every request", reference + tool + listings);
+}
+
+/// The test's Copilot CLI with codeact's plugin enabled from a marketplace, as `copilot plugin
+/// install codeact@codeact` leaves its settings.
+fn with_plugin_enabled(env: TestEnv) -> TestEnv {
+    let settings = json!({
+        "extraKnownMarketplaces": {"codeact": {"source": {"source": "directory", "path": "/somewhere/codeact"}}},
+        "enabledPlugins": {"codeact@codeact": true}
+    });
+    std::fs::write(env.home().join(".copilot/settings.json"), settings.to_string()).unwrap();
+    env
+}
+
+#[test]
+fn install_writes_the_route_the_installed_plugin_serves_unless_told_otherwise() {
+    let instructions = |env: &TestEnv, args: &[&str]| {
+        env.run(args, "").code(0);
+        std::fs::read_to_string(env.workspace().join(".github/instructions/codeact.instructions.md")).unwrap()
+    };
+    let shell = |text: &str| text.contains("<<'PY'");
+    // No plugin: the shell.
+    assert!(shell(&instructions(&TestEnv::new(), &["install"])));
+    // The plugin, enabled from a marketplace or installed directly: its MCP tool.
+    let enabled = with_plugin_enabled(TestEnv::new());
+    assert!(!shell(&instructions(&enabled, &["install"])));
+    let direct = TestEnv::new();
+    let copy = direct.home().join(".copilot/installed-plugins/_direct/plugin");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::write(copy.join("plugin.json"), r#"{"name": "codeact"}"#).unwrap();
+    assert!(!shell(&instructions(&direct, &["install"])));
+    // Named, the route wins.
+    assert!(shell(&instructions(&enabled, &["install", "--route", "bash", "--force"])));
 }
 
 /// The `run` tool as `codeact mcp serve` lists it, over stdio.
