@@ -169,6 +169,7 @@ pub(crate) enum McpCommand {
 }
 
 #[derive(Debug, Clone, Args)]
+#[expect(clippy::struct_excessive_bools, reason = "independent command-line switches")]
 pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub(crate) common: CommonArgs,
@@ -207,6 +208,11 @@ pub(crate) struct ServeArgs {
     /// address are always accepted, any other is refused against DNS rebinding.
     #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
     pub(crate) allow_hosts: Vec<String>,
+
+    /// Serve read-only, for an agent that runs read-only: its runs may call only what changes
+    /// nothing (as `codeact run --read-only`; also `CODEACT_READ_ONLY=1`).
+    #[arg(long)]
+    pub(crate) read_only: bool,
 
     /// Give results only as the text a model reads: no structured content and no output schema.
     /// For clients that show a model both (Copilot CLI appends the JSON to the text).
@@ -396,6 +402,11 @@ pub(crate) struct LimitArgs {
         DEFAULT.max_tool_calls,
     ))]
     pub(crate) max_tool_calls: Option<u64>,
+
+    /// Read-only: the tools that may change something (writes, `bash`, user tools, MCP tools
+    /// not marked read-only, fetches other than GET and HEAD) raise `PermissionError`.
+    #[arg(long, env = env::READ_ONLY, value_parser = clap::builder::FalseyValueParser::new())]
+    pub(crate) read_only: bool,
 }
 
 #[derive(Debug, Clone, Args)]

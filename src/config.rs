@@ -98,6 +98,8 @@ pub(crate) struct Overrides {
     pub(crate) max_memory: Option<usize>,
     pub(crate) max_output: Option<usize>,
     pub(crate) max_tool_calls: Option<u64>,
+    /// `--read-only`.
+    pub(crate) read_only: bool,
     /// `--tools` folders, as given (relative to the current directory).
     pub(crate) tools: Vec<PathBuf>,
     /// Leave out a project config file that cannot be read or is invalid (its error is kept in
@@ -262,6 +264,7 @@ impl Config {
         if let Some(calls) = overrides.max_tool_calls {
             limits.max_tool_calls = calls;
         }
+        limits.read_only |= overrides.read_only;
     }
 
     /// Applies the project's file: every key when the user trusts it, otherwise only what

@@ -18,6 +18,8 @@ pub(crate) const MAX_MEMORY: &str = "CODEACT_MAX_MEMORY";
 pub(crate) const MAX_OUTPUT: &str = "CODEACT_MAX_OUTPUT";
 /// Tool-call budget for `run` (`--max-tool-calls`).
 pub(crate) const MAX_TOOL_CALLS: &str = "CODEACT_MAX_TOOL_CALLS";
+/// Serve read-only (`--read-only`): what may change something raises `PermissionError`.
+pub(crate) const READ_ONLY: &str = "CODEACT_READ_ONLY";
 /// Comma-separated allow-list of tools; only these are offered.
 pub(crate) const TOOLS: &str = "CODEACT_TOOLS";
 /// Comma-separated deny-list of tools.

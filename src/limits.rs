@@ -10,6 +10,7 @@ pub(crate) const DEFAULT: Limits = Limits {
     max_output: 20_000,
     max_tool_calls: 10_000,
     max_recursion: 1000,
+    read_only: false,
 };
 
 /// The longest `--timeout` accepted, in seconds (one day).
@@ -28,6 +29,8 @@ pub(crate) struct Limits {
     pub(crate) max_tool_calls: u64,
     /// Python call depth before `RecursionError`.
     pub(crate) max_recursion: usize,
+    /// Only what changes nothing may be called: the agent runs read-only (`--read-only`).
+    pub(crate) read_only: bool,
 }
 
 impl Default for Limits {

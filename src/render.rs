@@ -131,6 +131,7 @@ impl Reference<'_> {
             timeout => format_seconds(self.limits.timeout),
             max_memory => format_size(self.limits.max_memory),
             max_tool_calls => self.limits.max_tool_calls,
+            read_only => self.limits.read_only,
             marker => marker,
             mcp_servers => mcp,
             agent => reader == Reader::Agent,

@@ -24,7 +24,6 @@ use super::setup::{self, PROBE_TIME};
 use crate::backend::{self, Choice, hyperlight, wasm};
 use crate::catalog::Discovery;
 use crate::cli::{InstallArgs, UninstallArgs};
-use crate::route::Route;
 use crate::config::Config;
 use crate::copilot::{self, Authorship, Existing, FileKind, Place, Target};
 use crate::exit;
@@ -32,6 +31,7 @@ use crate::guest::{self, GuestInstall, Missing};
 use crate::hint;
 use crate::output;
 use crate::render::Reference;
+use crate::route::Route;
 use crate::tools::github;
 
 /// The route the instructions tell: the one named (`--route`, `CODEACT_ROUTE`), else the MCP

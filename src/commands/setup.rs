@@ -49,6 +49,7 @@ fn with_limits(common: &CommonArgs, tools: &ToolsArgs, limits: &LimitArgs) -> Re
         max_memory: limits.max_memory,
         max_output: limits.max_output,
         max_tool_calls: limits.max_tool_calls,
+        read_only: limits.read_only,
         tools: tools.dirs.clone(),
         skip_unusable_project: false,
     })

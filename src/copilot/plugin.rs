@@ -27,7 +27,9 @@ fn read_json(path: &Path) -> Option<Value> {
 fn enabled_in_settings(home: &Path) -> bool {
     let Some(settings) = read_json(&home.join("settings.json")) else { return false };
     settings["enabledPlugins"].as_object().is_some_and(|plugins| {
-        plugins.iter().any(|(key, on)| key.split_once('@').is_some_and(|(name, _)| name == NAME) && on == &Value::Bool(true))
+        plugins
+            .iter()
+            .any(|(key, on)| key.split_once('@').is_some_and(|(name, _)| name == NAME) && on == &Value::Bool(true))
     })
 }
 

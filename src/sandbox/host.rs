@@ -223,7 +223,11 @@ impl Host {
         if let Err(hit) = self.count_call() {
             return Dispatch::Stop(hit);
         }
-        if self.changed.is_none() && may_change(&tool, &args) {
+        let changes = may_change(&tool, &args);
+        if changes && self.limits.read_only {
+            return Dispatch::Raise(read_only_refusal(tool.name()));
+        }
+        if self.changed.is_none() && changes {
             self.changed = Some(tool.name().to_owned());
         }
         let result = self.run(&tool, args);
@@ -341,6 +345,14 @@ impl Host {
             )),
         }
     }
+}
+
+/// Why a call is refused in a read-only run.
+fn read_only_refusal(name: &str) -> ToolError {
+    ToolError::permission(format!(
+        "{name}() may change something, and codeact runs read-only here (the agent runs read-only): only view, \
+         glob, grep, GET and HEAD fetches and MCP tools marked read-only may be called"
+    ))
 }
 
 /// Whether a call may change something outside the program: anything but reading files and

@@ -66,6 +66,8 @@ mod packages;
 #[cfg(unix)]
 mod plugin;
 #[cfg(unix)]
+mod readonly;
+#[cfg(unix)]
 mod security;
 #[cfg(unix)]
 mod serve;

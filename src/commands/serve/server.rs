@@ -36,7 +36,8 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     if let Some(refusal) = broad::refusal(args)? {
         return refuse(args, refusal);
     }
-    let config = setup::serve_config(&args.common, &args.tools)?;
+    let mut config = setup::serve_config(&args.common, &args.tools)?;
+    config.limits.read_only |= args.read_only;
     let backend = backend::select(config.backend)?;
     let token = http::token(args)?;
     // Listing what the workspace offers may start its MCP servers: before serving, on this
@@ -65,6 +66,9 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     // The limits the server read (its config and `CODEACT_*` variables) are the runs' own: the
     // report's size, the progress total and the deadline of an overdue run follow them.
     shared.extend([OsString::from("--max-output"), OsString::from(config.limits.max_output.to_string())]);
+    if config.limits.read_only {
+        shared.push(OsString::from("--read-only"));
+    }
     let program = std::env::current_exe().context("failed to find this binary to run programs with")?;
     let max_output = config.limits.max_output;
     let server = CodeactServer {
