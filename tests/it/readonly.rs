@@ -74,3 +74,43 @@ fn mcp_serve_read_only_serves_runs_that_only_read_and_says_so() {
     let plain = TestEnv::new().run(&["mcp", "serve", "--text-only"], &(requests[0].to_string() + "\n")).code(0);
     assert!(!plain.stdout.contains("Read-only here"), "{}", plain.stdout);
 }
+
+/// Codex sends its sandbox state with each call to a server that asks for it: a call from a
+/// read-only Codex runs read-only, one from a Codex that may write runs as usual.
+#[test]
+fn a_call_from_codex_in_its_read_only_sandbox_runs_read_only() {
+    let read_root = json!({"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"});
+    let writes_workspace = json!({"path": {"type": "path", "path": "/work"}, "access": "write"});
+    let state = |entries: Value| {
+        json!({"permissionProfile": {"type": "managed", "file_system": {"type": "restricted", "entries": entries},
+            "network": "restricted"}, "sandboxCwd": "file:///work"})
+    };
+    for (meta, read_only) in [
+        (json!({"codex/sandbox-state": state(json!([read_root]))}), true),
+        (json!({"codex/sandbox-state": state(json!([read_root, writes_workspace]))}), false),
+        (json!({"x-codex-turn-metadata": {"sandbox_mode": "read-only", "sandbox": "seccomp"}}), true),
+        (json!({"progressToken": 7}), false),
+    ] {
+        let env = TestEnv::new().file("a.txt", "one\n");
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "run", "arguments": {"code": "create(path=\"new.txt\", file_text=\"x\")\nprint(\"written\")"}, "_meta": meta}});
+        let requests = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "codex-mcp-client", "version": "0.171.0"}
+            }}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            call,
+        ];
+        let input = requests.iter().map(Value::to_string).collect::<Vec<_>>().join("\n") + "\n";
+        let out = env.run(&["mcp", "serve", "--text-only"], &input).code(0);
+        let messages: Vec<Value> = out.stdout.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+        let info = &messages.iter().find(|m| m["id"] == 1).unwrap()["result"];
+        assert!(info["capabilities"]["experimental"]["codex/sandbox-state"].is_object(), "{info}");
+        let text = messages.iter().find(|m| m["id"] == 2).unwrap()["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(text.contains("PermissionError"), read_only, "{meta}: {text}");
+        assert_eq!(env.workspace().join("new.txt").exists(), !read_only, "{meta}");
+    }
+}

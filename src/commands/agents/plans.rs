@@ -33,8 +33,16 @@ pub(super) struct Plan {
 }
 
 /// The variables codeact's server reads, which Codex passes on only when named.
-const SERVER_VARIABLES: [&str; 7] =
-    [env::BACKEND, env::TIMEOUT, env::MAX_MEMORY, env::MAX_OUTPUT, env::MAX_TOOL_CALLS, env::DISABLE, env::CONFIG_DIR];
+const SERVER_VARIABLES: [&str; 8] = [
+    env::BACKEND,
+    env::TIMEOUT,
+    env::MAX_MEMORY,
+    env::MAX_OUTPUT,
+    env::MAX_TOOL_CALLS,
+    env::READ_ONLY,
+    env::DISABLE,
+    env::CONFIG_DIR,
+];
 
 /// Where each agent's files are: the project's folder and the user's home folders.
 pub(super) struct Places<'a> {
@@ -120,7 +128,7 @@ fn entry(agent: SetupAgent, scope: Scope, command: &str) -> (Value, Vec<&'static
             }),
             vec![
                 "codex runs codeact's calls without asking (`codex exec` refuses them otherwise); codeact's server runs \
-                 outside Codex's sandbox, with codeact's own confinement only",
+                 outside Codex's sandbox, and serves read-only when Codex runs read-only",
             ],
         ),
         SetupAgent::Gemini => (

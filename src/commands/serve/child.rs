@@ -67,6 +67,7 @@ pub(crate) async fn run(
     launch: &Launch,
     code: &str,
     timeout: Duration,
+    read_only: bool,
     cancel: &CancellationToken,
     every: Duration,
     mut progress: impl FnMut(Duration),
@@ -74,6 +75,10 @@ pub(crate) async fn run(
     let mut command = Command::new(&launch.program);
     command.arg("run").arg("--mcp-result").args(&launch.args);
     command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
+    // The server's own `--read-only` is among the shared arguments already.
+    if read_only && !launch.args.iter().any(|arg| arg == "--read-only") {
+        command.arg("--read-only");
+    }
     command
         .arg("-")
         // The runs' programs have no business with the token that guards the server, nor

@@ -20,6 +20,7 @@ mod broad;
 mod child;
 pub(super) mod handoff;
 mod http;
+mod sandbox;
 mod server;
 mod tools;
 mod waiting;

@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 use tokio::sync::Semaphore;
 
 use super::child::Launch;
+use super::sandbox;
 use super::tools::{clip, describe_tool, run_tool};
 use super::{broad, http};
 use crate::backend;
@@ -172,9 +173,13 @@ pub(super) struct Shared {
 
 impl ServerHandler for CodeactServer {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("codeact", env!("CARGO_PKG_VERSION")).with_title("codeact"))
-            .with_instructions(self.shared.instructions.clone())
+        // Codex sends its sandbox state with every call to a server that asks (`sandbox`).
+        let experimental = [(sandbox::CAPABILITY.to_owned(), rmcp::model::JsonObject::new())].into_iter().collect();
+        InitializeResult::new(
+            ServerCapabilities::builder().enable_experimental_with(experimental).enable_tools().build(),
+        )
+        .with_server_info(Implementation::new("codeact", env!("CARGO_PKG_VERSION")).with_title("codeact"))
+        .with_instructions(self.shared.instructions.clone())
     }
 
     fn list_tools(

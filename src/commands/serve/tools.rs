@@ -14,6 +14,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::child::{self, Failed, RunEnded};
 use super::http;
+use super::sandbox;
 use super::server::CodeactServer;
 use crate::limits::{self, format_seconds};
 
@@ -143,7 +144,9 @@ impl CodeactServer {
                 let _ = peer.notify_progress(param).await;
             }));
         };
-        let finished = child::run(&self.shared.launch, code, timeout, &cancel, PROGRESS_EVERY, report).await;
+        // A run is read-only when the agent says it runs read-only (`sandbox`).
+        let read_only = sandbox::says_read_only(&context.meta);
+        let finished = child::run(&self.shared.launch, code, timeout, read_only, &cancel, PROGRESS_EVERY, report).await;
         // No progress may follow the result.
         for notification in sent {
             let _ = notification.await;
