@@ -135,6 +135,12 @@ pub(crate) struct SetupArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
 
+    /// Connect the agent to a codeact server already serving streamable HTTP at URL (what
+    /// `codeact mcp serve --http ADDR` prints, e.g. `http://127.0.0.1:8765/mcp`) instead of
+    /// having it start one over stdio.
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+
     /// Show the change, and make none.
     #[arg(long)]
     pub(crate) dry_run: bool,

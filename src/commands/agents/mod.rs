@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::edit::{Document, Format};
-use self::plans::{Places, Plan};
+use self::plans::{Places, Plan, Reach};
 use super::reach;
 use crate::atomic::{self, Access};
 use crate::cli::Scope;
@@ -38,7 +38,11 @@ pub(crate) fn run(args: &SetupArgs) -> Result<u8> {
     let config = dirs::config_base().unwrap_or_else(|| home.join(".config"));
     let scope = args.scope.unwrap_or_else(|| plans::default_scope(args.agent));
     let places = Places { project: &project, home: &home, config: &config };
-    let plan = plans::plan(args.agent, scope, &places, &command())?;
+    let reach = match &args.url {
+        Some(url) => Reach::Url(server_url(url)?),
+        None => Reach::Command(command()),
+    };
+    let plan = plans::plan(args.agent, scope, &places, &reach)?;
     if scope == Scope::Project {
         inside_project(&plan, &project)?;
     }
@@ -63,6 +67,20 @@ fn command() -> String {
     let binary = reach::current_binary();
     let found = program::shell_would_run("codeact").and_then(|file| file.canonical().ok());
     if found.is_some_and(|file| file == Path::new(&binary)) { "codeact".to_owned() } else { binary }
+}
+
+/// `url` when it can be a codeact server's: an `http` or `https` URL with a host.
+fn server_url(url: &str) -> Result<String> {
+    let parsed = url::Url::parse(url).map_err(|err| {
+        hint::error(format!("`{url}` is not a URL: {err}"), "give the URL `codeact mcp serve --http ADDR` printed")
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+        return Err(hint::error(
+            format!("`{url}` is not an HTTP URL"),
+            "give the URL `codeact mcp serve --http ADDR` printed, e.g. `http://127.0.0.1:8765/mcp`",
+        ));
+    }
+    Ok(url.to_owned())
 }
 
 /// What `codeact setup` changed in one file at one key, so that `--undo` can put it back.
@@ -266,7 +284,7 @@ mod tests {
     /// Where setup writes for `agent` in `scope`, for a project in `/p` and a home in `/h`.
     fn plan_file(agent: SetupAgent, scope: Scope) -> PathBuf {
         let places = Places { project: Path::new("/p"), home: Path::new("/h"), config: Path::new("/h/.config") };
-        plans::plan(agent, scope, &places, "codeact").map(|plan| plan.file).unwrap_or_default()
+        plans::plan(agent, scope, &places, &Reach::Command("codeact".into())).map(|plan| plan.file).unwrap_or_default()
     }
 
     fn plan_in(dir: &Path, format: Format) -> Plan {
@@ -362,15 +380,43 @@ mod tests {
         }
         let places = Places { project: Path::new("/p"), home: Path::new("/h"), config: Path::new("/h/.config") };
         for agent in [SetupAgent::Codex, SetupAgent::Copilot] {
-            let err = plans::plan(agent, Scope::Project, &places, "codeact").err().unwrap();
+            let err = plans::plan(agent, Scope::Project, &places, &Reach::Command("codeact".into())).err().unwrap();
             assert!(err.to_string().contains("--scope user"), "{err}");
         }
-        let codex = plans::plan(SetupAgent::Codex, Scope::User, &places, "codeact").unwrap();
+        let codeact = Reach::Command("codeact".into());
+        let codex = plans::plan(SetupAgent::Codex, Scope::User, &places, &codeact).unwrap();
         assert_eq!(codex.entry["default_tools_approval_mode"], "approve");
         assert!(codex.entry["args"].as_array().unwrap().contains(&json!("--text-only")));
-        let gemini = plans::plan(SetupAgent::Gemini, Scope::Project, &places, "codeact").unwrap();
+        let gemini = plans::plan(SetupAgent::Gemini, Scope::Project, &places, &codeact).unwrap();
         assert_eq!(gemini.entry["trust"], true);
-        let qwen = plans::plan(SetupAgent::Qwen, Scope::User, &places, "codeact").unwrap();
+        let qwen = plans::plan(SetupAgent::Qwen, Scope::User, &places, &codeact).unwrap();
         assert_eq!((&qwen.entry["trust"], &qwen.entry["alwaysLoadTools"]), (&json!(true), &json!(true)));
+    }
+
+    #[test]
+    fn over_http_each_agent_gets_the_url_in_its_own_key_with_the_same_settings() {
+        let places = Places { project: Path::new("/p"), home: Path::new("/h"), config: Path::new("/h/.config") };
+        let url = "http://127.0.0.1:8765/mcp";
+        let at = Reach::Url(url.into());
+        let cases = [
+            (SetupAgent::Copilot, json!({"type": "http", "url": url, "tools": ["*"]})),
+            (SetupAgent::Claude, json!({"type": "http", "url": url})),
+            (SetupAgent::Codex, json!({"url": url, "default_tools_approval_mode": "approve"})),
+            (SetupAgent::Gemini, json!({"httpUrl": url, "trust": true})),
+            (SetupAgent::Qwen, json!({"httpUrl": url, "trust": true, "alwaysLoadTools": true})),
+            (SetupAgent::Opencode, json!({"type": "remote", "url": url, "enabled": true})),
+            (SetupAgent::Cursor, json!({"url": url})),
+            (SetupAgent::Vscode, json!({"type": "http", "url": url})),
+        ];
+        for (agent, expected) in cases {
+            let plan = plans::plan(agent, Scope::User, &places, &at).unwrap();
+            assert_eq!(plan.entry, expected, "{agent:?}");
+            assert!(plan.notes.iter().any(|note| note.contains("codeact mcp serve --http")), "{agent:?}");
+        }
+        for wrong in ["127.0.0.1:8765", "ftp://host/mcp", "http://", "file:///tmp/x"] {
+            let err = server_url(wrong).unwrap_err();
+            assert!(format!("{err:#}").contains("codeact mcp serve --http"), "{wrong}: {err:#}");
+        }
+        assert_eq!(server_url(url).unwrap(), url);
     }
 }

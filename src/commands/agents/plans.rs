@@ -13,6 +13,9 @@
 //!   `--text-only`.
 //! - **VS Code** and **Cursor** start a server in no particular folder: `--workspace
 //!   ${workspaceFolder}`.
+//!
+//! With `--url`, the agent connects to a server already serving streamable HTTP, with the same
+//! settings but those of the server's own command line, which the notes name.
 
 use std::path::{Path, PathBuf};
 
@@ -61,10 +64,10 @@ pub(super) fn default_scope(agent: SetupAgent) -> Scope {
     }
 }
 
-/// What setting up `agent` in `scope` writes, for the codeact program `command`.
-pub(super) fn plan(agent: SetupAgent, scope: Scope, places: &Places<'_>, command: &str) -> Result<Plan> {
+/// What setting up `agent` in `scope` writes, for the agent to reach codeact as `reach` says.
+pub(super) fn plan(agent: SetupAgent, scope: Scope, places: &Places<'_>, reach: &Reach) -> Result<Plan> {
     let (file, format, key) = place(agent, scope, places)?;
-    let (entry, notes) = entry(agent, scope, command);
+    let (entry, notes) = entry(agent, scope, reach);
     Ok(Plan { file, format, key, entry, notes })
 }
 
@@ -101,8 +104,25 @@ fn place(agent: SetupAgent, scope: Scope, places: &Places<'_>) -> Result<(PathBu
     })
 }
 
+/// How the agent reaches codeact: it starts `codeact mcp serve` itself, or it connects to a
+/// server already serving streamable HTTP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Reach {
+    /// Start this codeact program over stdio.
+    Command(String),
+    /// Connect to this URL.
+    Url(String),
+}
+
 /// The server entry `agent` needs, and what its user should know.
-fn entry(agent: SetupAgent, scope: Scope, command: &str) -> (Value, Vec<&'static str>) {
+fn entry(agent: SetupAgent, scope: Scope, reach: &Reach) -> (Value, Vec<&'static str>) {
+    match reach {
+        Reach::Command(command) => stdio_entry(agent, scope, command),
+        Reach::Url(url) => http_entry(agent, url),
+    }
+}
+
+fn stdio_entry(agent: SetupAgent, scope: Scope, command: &str) -> (Value, Vec<&'static str>) {
     let serve = |extra: &[&str]| -> Value {
         let args: Vec<&str> = ["mcp", "serve"].into_iter().chain(extra.iter().copied()).collect();
         json!(args)
@@ -110,7 +130,7 @@ fn entry(agent: SetupAgent, scope: Scope, command: &str) -> (Value, Vec<&'static
     match agent {
         SetupAgent::Copilot => (
             json!({"type": "local", "command": command, "args": serve(&["--text-only"]), "tools": ["*"]}),
-            vec!["the Copilot CLI plugin also brings codeact's hooks and instructions: see docs/agents.md"],
+            vec![COPILOT_PLUGIN],
         ),
         SetupAgent::Claude if scope == Scope::Project => (
             json!({"command": command, "args": serve(&["--text-only"])}),
@@ -126,18 +146,11 @@ fn entry(agent: SetupAgent, scope: Scope, command: &str) -> (Value, Vec<&'static
                 "default_tools_approval_mode": "approve",
                 "env_vars": SERVER_VARIABLES,
             }),
-            vec![
-                "codex runs codeact's calls without asking (`codex exec` refuses them otherwise); codeact's server runs \
-                 outside Codex's sandbox, and serves read-only when Codex runs read-only",
-            ],
+            vec![CODEX_APPROVAL],
         ),
-        SetupAgent::Gemini => (
-            json!({"command": command, "args": serve(&["--text-only"]), "trust": true}),
-            vec![
-                "headless Gemini runs only in a trusted folder: trust this one in Gemini, or set \
-                 GEMINI_CLI_TRUST_WORKSPACE=true",
-            ],
-        ),
+        SetupAgent::Gemini => {
+            (json!({"command": command, "args": serve(&["--text-only"]), "trust": true}), vec![GEMINI_TRUST])
+        }
         SetupAgent::Opencode => {
             (json!({"type": "local", "command": [command, "mcp", "serve"], "enabled": true}), Vec::new())
         }
@@ -154,6 +167,34 @@ fn entry(agent: SetupAgent, scope: Scope, command: &str) -> (Value, Vec<&'static
         ),
     }
 }
+
+/// The entry for a server at `url`, with what each agent needs beyond the URL as over stdio.
+/// Flags such as `--text-only` are the server's: the notes say which it should be started with.
+fn http_entry(agent: SetupAgent, url: &str) -> (Value, Vec<&'static str>) {
+    const TEXT_ONLY: &str = "start the server with `codeact mcp serve --http ADDR --text-only`: this agent shows a \
+                             model the structured result otherwise";
+    const PLAIN: &str = "start the server with `codeact mcp serve --http ADDR --workspace PROJECT`";
+    match agent {
+        SetupAgent::Copilot => (json!({"type": "http", "url": url, "tools": ["*"]}), vec![TEXT_ONLY, COPILOT_PLUGIN]),
+        SetupAgent::Claude | SetupAgent::Vscode => {
+            (json!({"type": "http", "url": url}), vec![if agent == SetupAgent::Claude { TEXT_ONLY } else { PLAIN }])
+        }
+        SetupAgent::Codex => {
+            (json!({"url": url, "default_tools_approval_mode": "approve"}), vec![TEXT_ONLY, CODEX_APPROVAL])
+        }
+        SetupAgent::Gemini => (json!({"httpUrl": url, "trust": true}), vec![TEXT_ONLY, GEMINI_TRUST]),
+        SetupAgent::Qwen => (json!({"httpUrl": url, "trust": true, "alwaysLoadTools": true}), vec![TEXT_ONLY]),
+        SetupAgent::Opencode => (json!({"type": "remote", "url": url, "enabled": true}), vec![PLAIN]),
+        SetupAgent::Cursor => (json!({"url": url}), vec![PLAIN]),
+    }
+}
+
+const COPILOT_PLUGIN: &str = "the Copilot CLI plugin also brings codeact's hooks and instructions: see docs/agents.md";
+const CODEX_APPROVAL: &str = "codex runs codeact's calls without asking (`codex exec` refuses them otherwise); \
+                              codeact's server runs outside Codex's sandbox, and serves read-only when Codex runs \
+                              read-only";
+const GEMINI_TRUST: &str =
+    "headless Gemini runs only in a trusted folder: trust this one in Gemini, or set GEMINI_CLI_TRUST_WORKSPACE=true";
 
 /// The agent as its users call it.
 pub(super) fn name(agent: SetupAgent) -> &'static str {
