@@ -41,6 +41,9 @@ pub(crate) const BIN: &str = "CODEACT_BIN";
 /// Set by the plugin's launcher to its own path: the command texts then name the launcher,
 /// which finds the binary again after an upgrade.
 pub(crate) const LAUNCHER: &str = "CODEACT_LAUNCHER";
+/// Set by codeact for the MCP servers it starts: a codeact started so (a config that names
+/// codeact's own server under another name) reads no MCP servers, so none starts itself again.
+pub(crate) const NESTED: &str = "CODEACT_NESTED";
 /// The bearer token every request to `codeact mcp serve --http` must carry; required when it
 /// binds an address other than loopback.
 pub(crate) const MCP_TOKEN: &str = "CODEACT_MCP_TOKEN";

@@ -33,8 +33,8 @@ pub(crate) struct Sources<'a> {
     /// The folders of tool files, in the order they count (`usertools::folders::tool_dirs`); a
     /// workspace folder counts only with a workspace.
     pub(crate) tool_dirs: &'a [ToolDir],
-    /// Copilot CLI's home, whose `mcp-config.json` is the last MCP source.
-    pub(crate) copilot_home: Option<&'a Path>,
+    /// The user's own MCP config files, every agent's, read after the workspace's.
+    pub(crate) user_mcp: &'a [crate::mcp::config::Source],
     pub(crate) filter: &'a ToolFilter,
     /// What the user approved in the workspace.
     pub(crate) trust: &'a Approved,
@@ -88,7 +88,7 @@ pub(crate) fn build(sources: &Sources<'_>, discovery: Discovery) -> Built {
     }
 
     let mut mcp = match sources.workspace {
-        Some(workspace) => Mcp::load(workspace, sources.copilot_home, sources.trust, sources.network),
+        Some(workspace) => Mcp::load(workspace, sources.user_mcp, sources.trust, sources.network),
         None => Mcp::none(),
     };
     let listed = match discovery {
@@ -356,7 +356,7 @@ mod tests {
         Sources {
             workspace: Some(workspace),
             tool_dirs: &[],
-            copilot_home: None,
+            user_mcp: &[],
             filter,
             trust: &NOTHING.0,
             network: &NOTHING.1,

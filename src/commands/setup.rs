@@ -9,7 +9,7 @@ use anyhow::Result;
 use crate::catalog::{self, Built, Discovery, Sources};
 use crate::cli::{CommonArgs, LimitArgs, RunArgs, ToolsArgs};
 use crate::config::{Config, Overrides};
-use crate::copilot;
+use crate::mcp;
 use crate::output;
 use crate::program;
 use crate::tools::github::Access;
@@ -68,11 +68,11 @@ fn limits_from_variables() -> Result<LimitArgs> {
 /// The catalogue for `config`, telling `github` what the command found; each tool file or server
 /// left out is reported on stderr unless `quiet`, and what the user does not trust in one line.
 pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Discovery, quiet: bool) -> Built {
-    let copilot_home = copilot::copilot_home();
+    let user_mcp = mcp::config::Source::user(&|name| crate::env::var(name));
     let sources = Sources {
         workspace: Some(&config.workspace),
         tool_dirs: &config.tool_dirs,
-        copilot_home: copilot_home.as_deref(),
+        user_mcp: &user_mcp,
         filter: &config.tools,
         trust: &config.trust,
         network: &config.network,

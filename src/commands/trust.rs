@@ -149,10 +149,20 @@ fn items(config: &Config) -> (Vec<Item>, Vec<String>) {
         items.push(Item { path, what, details, standing, content });
     };
     let lookup = |name: &str| std::env::var(name).ok();
-    for rel in mcp::config::WORKSPACE_FILES {
-        let Some(content) = read(&workspace.join(rel)) else { continue };
+    for source in mcp::config::Source::workspace(workspace) {
+        let Some(rel) = source.rel else { continue };
+        // Another agent's file is shown and approved as its servers, not its other settings.
+        let (content, unreadable) = match mcp::config::read_source(&source, workspace) {
+            Ok(Some(content)) => (content, None),
+            Ok(None) => continue,
+            Err(fault) => (read(&source.path).unwrap_or_default(), Some(fault.message)),
+        };
         let approval = mcp::config::approval(&content, workspace, &lookup);
-        let details = match mcp::config::preview(&content, workspace, &approval) {
+        let previewed = match unreadable {
+            Some(why) => Err(quote(&why).into_owned()),
+            None => mcp::config::preview(&content, workspace, &approval),
+        };
+        let details = match previewed {
             Ok(servers) if servers.is_empty() => vec!["(no servers)".to_owned()],
             Ok(servers) => servers
                 .into_iter()

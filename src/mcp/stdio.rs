@@ -74,6 +74,7 @@ pub(super) fn start(
     // must not import a module the program planted there (its own `env` may say otherwise).
     cmd.env(env::PYTHON_SAFE_PATH, "1");
     cmd.envs(vars);
+    cmd.env(env::NESTED, "1");
     let (mut child, group) = cmd.spawn_in_group()?;
     let (Some(stdin), Some(stdout), Some(mut stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {

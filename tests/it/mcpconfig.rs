@@ -504,3 +504,61 @@ fn trust_quotes_every_hidden_character_so_no_listing_line_can_be_forged() {
     }}));
     assert_eq!(shown, listed("      $'docs\\u17b4': npx -y $'server-filesystem\\u17b5' $'\\u2800--read-only'\n"));
 }
+
+/// Codex CLI's `config.toml` entry for the raw test server, with `extra` lines.
+fn codex_server(name: &str, extra: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/raw.py");
+    let args = serde_json::to_string(&[script.display().to_string(), "plain".to_owned()]).unwrap();
+    format!("[mcp_servers.{name}]\ncommand = {}\nargs = {args}\n{extra}\n", json!(python()))
+}
+
+#[test]
+fn every_agents_own_servers_are_called_from_a_program() {
+    let env = TestEnv::new().env("CODEACT_TEST_SET", "passed on");
+    let home = env.home();
+    let write = |path: &Path, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let codex = codex_server("from_codex", "env_vars = [\"CODEACT_TEST_SET\"]\ndisabled_tools = [\"env_dump\"]")
+        + &codex_server("codeact", "")
+        + "[mcp_servers.off]\ncommand = \"nothing\"\nenabled = false\n";
+    write(&home.join(".codex/config.toml"), &codex);
+    let gemini = json!({"mcpServers": {"from_gemini": raw_server(&json!({"excludeTools": ["env"]}))}});
+    write(&home.join(".gemini/settings.json"), &format!("// Gemini's own\n{gemini}"));
+    let opencode = raw_server(&json!({}));
+    let mut line = vec![opencode["command"].clone()];
+    line.extend(opencode["args"].as_array().unwrap().iter().cloned());
+    let opencode = json!({"mcp": {"from_opencode": {"type": "local", "command": line, "environment": {"X": "{env:CODEACT_TEST_SET}"}}}});
+    write(&home.join(".config/opencode/opencode.json"), &opencode.to_string());
+
+    let program = "import json\n\
+                   print(mcp_call('from_gemini', 'echo', text='gemini'))\n\
+                   print(json.loads(mcp_call('from_codex', 'env'))['env'].get('CODEACT_TEST_SET'))\n\
+                   print(json.loads(mcp_call('from_opencode', 'env'))['env'].get('X'))";
+    assert_eq!(env.stdout_of(program), "gemini\npassed on\npassed on\n");
+    // Codex's `codeact` entry is codeact itself: never started.
+    let out = env.run(&["discover"], "").code(0);
+    let manifest: Value = serde_json::from_str(&out.stdout).unwrap();
+    let servers: Vec<&str> =
+        manifest["mcp_servers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(servers, ["from_codex", "from_gemini", "from_opencode"]);
+    let (kind, message) = env.error_of("mcp_call('from_gemini', 'env')");
+    assert_eq!(kind, "ValueError");
+    assert!(message.contains("its config leaves `env` out"), "{message}");
+}
+
+#[test]
+fn another_agents_workspace_servers_start_only_once_trusted() {
+    let gemini = json!({"theme": "dark", "mcpServers": {"g": raw_server(&json!({}))}});
+    let env = TestEnv::new().file(".gemini/settings.json", gemini.to_string());
+    // Untrusted, no server is configured at all, and the run says which file waits for trust.
+    let (kind, message) = env.error_of("mcp_call('g', 'echo', text='x')");
+    assert_eq!(kind, "NameError", "{message}");
+    let out = env.run(&["run"], "print(1)");
+    assert!(out.stderr.contains(".gemini/settings.json"), "{}", out.stderr);
+    let listing = env.run(&["trust", "--status"], "").code(0).stdout;
+    assert!(listing.contains(".gemini/settings.json"), "{listing}");
+    let env = env.trusted();
+    assert_eq!(env.stdout_of("print(mcp_call('g', 'echo', text='trusted'))"), "trusted\n");
+}

@@ -79,7 +79,13 @@ impl Mcp {
         let hidden = self
             .server(server)
             .ok()
-            .and_then(|s| s.tools.as_ref().map(|_| format!("; the `tools` list of its config may leave `{tool}` out")))
+            .and_then(|s| {
+                if s.excluded.iter().any(|t| t == tool) {
+                    Some(format!("; its config leaves `{tool}` out"))
+                } else {
+                    s.tools.as_ref().map(|_| format!("; the `tools` list of its config may leave `{tool}` out"))
+                }
+            })
             .unwrap_or_default();
         ToolError::value(format!("MCP server '{server}' has no tool '{tool}' (tools: {}){hidden}", names.join(", ")))
     }

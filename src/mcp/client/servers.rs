@@ -74,14 +74,9 @@ impl Mcp {
     /// The servers configured for `workspace` (its own files only as far as `trust` approves
     /// them); a workspace's HTTP server must be where `network` allows.
     #[must_use]
-    pub(crate) fn load(
-        workspace: &Path,
-        copilot_home: Option<&Path>,
-        trust: &Approved,
-        network: &NetworkPolicy,
-    ) -> Self {
+    pub(crate) fn load(workspace: &Path, users: &[config::Source], trust: &Approved, network: &NetworkPolicy) -> Self {
         let Configured { servers, problems, untrusted, disabled } =
-            config::load(workspace, copilot_home, trust, &|name| std::env::var(name).ok());
+            config::load(workspace, users, trust, &|name| std::env::var(name).ok());
         let mut mcp = Self::none();
         mcp.workspace = workspace.to_path_buf();
         mcp.servers = servers.into_iter().map(|server| Slot { server: Arc::new(server), state: State::Idle }).collect();
@@ -207,7 +202,10 @@ impl Mcp {
     /// as far as the config's `tools` list allows, each with its function.
     pub(super) fn keep_listing(&mut self, server: &str, mut tools: Vec<ListedTool>) -> Result<Arc<Listing>, ToolError> {
         let config = self.server(server)?;
-        tools.retain(|tool| config.tools.as_ref().is_none_or(|list| list.iter().any(|t| t == "*" || *t == tool.name)));
+        tools.retain(|tool| {
+            config.tools.as_ref().is_none_or(|list| list.iter().any(|t| t == "*" || *t == tool.name))
+                && !config.excluded.contains(&tool.name)
+        });
         for warning in assign_functions(server, self.prefix(server).as_deref(), &mut tools) {
             self.warn(warning);
         }

@@ -194,10 +194,10 @@ mod tests {
         assert_eq!(vars["A"], "1");
         let trust = trusting(ws);
         std::fs::write(ws.join(".env"), "A=1\nNODE_OPTIONS=--require=/tmp/x.js\n").unwrap();
-        let loaded = load(ws, None, &trust, &env);
+        let loaded = load(ws, &[], &trust, &env);
         assert_eq!((loaded.servers.len(), loaded.untrusted), (0, vec![".mcp.json".to_owned()]));
         // Never approved: left unread.
-        let loaded = load(ws, None, &Approved::default(), &env);
+        let loaded = load(ws, &[], &Approved::default(), &env);
         assert_eq!(loaded.untrusted, [".mcp.json"]);
     }
 

@@ -1,6 +1,6 @@
 //! One server entry of a config file, read into a [`Server`]: its transport (`command`, `args`,
-//! `env`, `cwd` and `envFile` for stdio; `url` and `headers` for HTTP), `timeout`, `disabled`
-//! and Copilot CLI's `tools` allow-list. Both the `servers` and `mcpServers` spellings are read;
+//! `env`, `cwd` and `envFile` for stdio; `url` and `headers` for HTTP), `timeout`, `disabled`,
+//! Copilot CLI's `tools` allow-list and the `excludeTools` deny-list. Both the `servers` and `mcpServers` spellings are read;
 //! keys other tools use are ignored, since these files are shared with them. What is wrong is a
 //! [`Fault`] with a stable rule id, as `codeact check` reports it.
 
@@ -42,6 +42,8 @@ pub(crate) struct Server {
     pub(crate) shown: String,
     /// The tools it may offer (Copilot CLI's `tools`); `None` for every tool (no list, or `"*"`).
     pub(crate) tools: Option<Vec<String>>,
+    /// The tools it must not offer (Gemini CLI's `excludeTools`, Codex CLI's `disabled_tools`).
+    pub(crate) excluded: Vec<String>,
     /// Each expanded variable's value, with the text that names it.
     pub(super) expanded: Vec<(String, String)>,
 }
@@ -115,6 +117,9 @@ pub(super) fn disabled(entry: &Value) -> Result<bool, Fault> {
 
 pub(super) fn server(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) -> Result<Server, Fault> {
     let entry = entry.as_object().ok_or_else(|| Fault::invalid("the entry is not an object"))?;
+    if let Some(why) = entry.get(super::sources::UNSUPPORTED).and_then(Value::as_str) {
+        return Err(Fault::new("mcp-entry-unsupported", why));
+    }
     let expanded = RefCell::new(Vec::new());
     let expand = |text: &str| expand_into(text, vars, &mut expanded.borrow_mut());
     let string = |key: &str| -> Result<Option<&str>, Fault> {
@@ -153,6 +158,7 @@ pub(super) fn server(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) 
         .map_err(|_| Fault::invalid("`tools` must be a list of tool names (`[\"*\"]` for all)"))?
         .filter(|names| !names.contains(&"*"))
         .map(|names| names.into_iter().map(str::to_owned).collect());
+    let excluded = strings("excludeTools")?.unwrap_or_default().into_iter().map(str::to_owned).collect();
     let stdio = match string("type")?.unwrap_or("") {
         "stdio" | "local" => true,
         "http" | "streamable-http" => false,
@@ -199,8 +205,23 @@ pub(super) fn server(name: &str, entry: &Value, source: &Path, vars: &Vars<'_>) 
         from_workspace: false,
         shown,
         tools,
+        excluded,
         expanded: expanded.into_inner(),
     })
+}
+
+impl Server {
+    /// Whether this is codeact's own MCP server, as `codeact setup` names it or as a config
+    /// starts it (`codeact mcp serve`): never started from codeact, which would start itself.
+    #[must_use]
+    pub(crate) fn is_codeact(&self) -> bool {
+        if self.name == "codeact" {
+            return true;
+        }
+        let Transport::Stdio { command, args, .. } = &self.transport else { return false };
+        let stem = Path::new(command).file_stem().map(|stem| stem.to_string_lossy().to_ascii_lowercase());
+        stem.as_deref() == Some("codeact") && args.windows(2).any(|pair| pair[0] == "mcp" && pair[1] == "serve")
+    }
 }
 
 fn map_strings(

@@ -230,7 +230,7 @@ mod tests {
             ]
         );
         std::fs::write(ws.join(".mcp.json"), json!({"mcpServers": servers}).to_string()).unwrap();
-        let loaded = load(&ws, None, &trusting(&ws), &env);
+        let loaded = load(&ws, &[], &trusting(&ws), &env);
         assert!(loaded.servers.is_empty(), "{:?}", loaded.servers);
         let why = "cannot be read: a symbolic link in the workspace is on its way, and codeact reads no env file \
                    through one";

@@ -38,6 +38,16 @@ pub(crate) enum Purpose {
     Check,
 }
 
+/// Which spellings of variables a file's values use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Syntax {
+    /// Every spelling above: the editors', Claude Code's, Gemini CLI's.
+    Editor,
+    /// Only `${env:NAME}` and `${env:NAME:-default}`: what codeact wrote converting a file whose
+    /// agent expands nothing else (Codex CLI, OpenCode), so a `$` the user wrote stays as it is.
+    EnvOnly,
+}
+
 /// What variables expand to, and what an entry is read for.
 pub(crate) struct Vars<'a> {
     /// `${workspaceFolder}`, and what a relative `cwd` or `envFile` is relative to.
@@ -50,12 +60,20 @@ pub(crate) struct Vars<'a> {
     /// For a workspace config file the user trusts, its env files in the workspace as they were
     /// approved: read from here, never again from disk, so what runs is what was approved.
     pub(super) approved_env_files: Option<Vec<EnvFile>>,
+    pub(super) syntax: Syntax,
 }
 
 impl<'a> Vars<'a> {
     #[must_use]
     pub(crate) fn new(workspace: &'a Path, lookup: &'a dyn Fn(&str) -> Option<String>, mode: Purpose) -> Self {
-        Self { workspace, lookup, mode, notes: RefCell::new(Vec::new()), approved_env_files: None }
+        Self {
+            workspace,
+            lookup,
+            mode,
+            notes: RefCell::new(Vec::new()),
+            approved_env_files: None,
+            syntax: Syntax::Editor,
+        }
     }
 
     /// The notes made since the last call (see [`Purpose::Check`]).
@@ -86,7 +104,11 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Res
 pub(super) fn expand_into(text: &str, vars: &Vars<'_>, expanded: &mut Vec<(String, String)>) -> Result<String, Fault> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(at) = rest.find('$') {
+    let next = |rest: &str| match vars.syntax {
+        Syntax::Editor => rest.find('$'),
+        Syntax::EnvOnly => rest.find("${env:"),
+    };
+    while let Some(at) = next(rest) {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
         if let Some(inner) = after.strip_prefix('{') {

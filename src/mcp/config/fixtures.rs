@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 
 use super::approval::approval;
 use super::entry::Server;
-use super::load::{Configured, WORKSPACE_FILES, load};
+use super::load::{Configured, load, read_source};
+use super::sources::Source;
 use crate::trust::Approved;
 
 pub(super) fn env(name: &str) -> Option<String> {
@@ -19,11 +20,11 @@ pub(super) fn env(name: &str) -> Option<String> {
     }
 }
 
-/// Approves every workspace config file as it is now.
+/// Approves every workspace config file as it is now, as `codeact trust` does.
 pub(super) fn trusting(ws: &Path) -> Approved {
     let mut approved = Approved::default();
-    for rel in WORKSPACE_FILES {
-        if let Ok(content) = std::fs::read(ws.join(rel)) {
+    for source in Source::workspace(ws) {
+        if let (Some(rel), Ok(Some(content))) = (source.rel, read_source(&source, ws)) {
             approved.approve(rel, &approval(&content, ws, &env).content);
         }
     }
@@ -39,7 +40,7 @@ pub(super) fn load_servers(servers: &Value, files: &[(&str, &str)]) -> (tempfile
         std::fs::create_dir_all(ws.join(path).parent().unwrap()).unwrap();
         std::fs::write(ws.join(path), text).unwrap();
     }
-    let loaded = load(ws, None, &trusting(ws), &env);
+    let loaded = load(ws, &[], &trusting(ws), &env);
     (temp, loaded)
 }
 

@@ -1,15 +1,19 @@
-//! Where MCP servers are configured and which wins: `<workspace>/.mcp.json`,
-//! `<workspace>/.vscode/mcp.json`, `<workspace>/.github/copilot/mcp.json`, then
-//! `$COPILOT_HOME/mcp-config.json`, earlier sources winning on a name clash. A workspace file is
+//! Where MCP servers are configured and which wins: the workspace's files
+//! ([`WORKSPACE_SOURCES`](super::sources::WORKSPACE_SOURCES): `.mcp.json`, `.vscode/mcp.json`,
+//! `.github/copilot/mcp.json`, then those of Cursor, Gemini CLI, Qwen Code, Codex CLI and
+//! OpenCode), then the user's own (every agent's, [`Source::user`]), earlier sources winning on a
+//! name clash. A workspace file is
 //! read only when the user trusts its content ([`approval`](mod@super::approval)); what cannot be read or
 //! used is kept as a [`BadEntry`], and a disabled server takes its name without starting.
 
 use std::path::{Path, PathBuf};
 
 use super::approval::approval;
-use super::entry::{Server, ServerEntry, entries};
+use super::entry::{Fault, Server, ServerEntry, entries};
 use super::expand::{Purpose, Vars};
+use super::sources::Source;
 use crate::bounded;
+use crate::env;
 use crate::trust::{Approved, Standing};
 
 /// What the config files hold.
@@ -46,38 +50,42 @@ impl BadEntry {
     }
 }
 
-/// The workspace's config files, relative to it, highest precedence first.
-pub(crate) const WORKSPACE_FILES: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".github/copilot/mcp.json"];
+/// The file at `source` in the editors' form ([`Dialect::canonical`](super::sources::Dialect::canonical)),
+/// `None` when there is none or it names no server.
+pub(crate) fn read_source(source: &Source, workspace: &Path) -> Result<Option<Vec<u8>>, Fault> {
+    match bounded::read(&source.path, bounded::MAX_FILE_BYTES) {
+        Ok(Some(content)) => source.dialect.canonical(&content, workspace),
+        Ok(None) => Ok(None),
+        Err(err) => Err(Fault::new("mcp-file-unreadable", format!("cannot be read: {err}"))),
+    }
+}
 
-/// Reads every source: the workspace's files the user trusts, then Copilot CLI's;
-/// `lookup` resolves environment variables.
+/// Reads every source: the workspace's files the user trusts, then `users` (the user's own,
+/// [`Source::user`]); `lookup` resolves environment variables. A codeact started as another
+/// codeact's MCP server reads none, and no entry that is codeact's own server is started.
 pub(crate) fn load(
     workspace: &Path,
-    copilot_home: Option<&Path>,
+    users: &[Source],
     trust: &Approved,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Configured {
     let mut loaded = Configured::default();
-    let mut sources: Vec<(PathBuf, Option<&str>)> =
-        WORKSPACE_FILES.iter().map(|rel| (workspace.join(rel), Some(*rel))).collect();
-    if let Some(home) = copilot_home {
-        sources.push((home.join("mcp-config.json"), None));
+    if lookup(env::NESTED).is_some() {
+        return loaded;
     }
-    for (path, rel) in sources {
-        let content = match bounded::read(&path, bounded::MAX_FILE_BYTES) {
+    for source in Source::workspace(workspace).iter().chain(users) {
+        let path = &source.path;
+        let content = match read_source(source, workspace) {
             Ok(Some(content)) => content,
             Ok(None) => continue,
-            Err(err) => {
-                loaded.problems.push(BadEntry {
-                    name: String::new(),
-                    source: path,
-                    message: format!("cannot be read: {err}"),
-                });
+            Err(fault) => {
+                loaded.problems.push(BadEntry { name: String::new(), source: path.clone(), message: fault.message });
                 continue;
             }
         };
         let mut vars = Vars::new(workspace, lookup, Purpose::Run);
-        if let Some(rel) = rel {
+        vars.syntax = source.dialect.syntax();
+        if let Some(rel) = source.rel {
             // `standing` of no content is `Untrusted` only when nothing was ever approved at
             // `rel`: such a file is not even parsed for its env files.
             let approval = (trust.standing(rel, &[]) != Standing::Untrusted)
@@ -92,7 +100,7 @@ pub(crate) fn load(
         let entries = match entries(&content) {
             Ok(entries) => entries,
             Err(fault) => {
-                loaded.problems.push(BadEntry { name: String::new(), source: path, message: fault.message });
+                loaded.problems.push(BadEntry { name: String::new(), source: path.clone(), message: fault.message });
                 continue;
             }
         };
@@ -100,9 +108,10 @@ pub(crate) fn load(
             if loaded.servers.iter().any(|s| s.name == name) || loaded.disabled.contains(&name) {
                 continue;
             }
-            match super::entry::entry(&name, &entry, &path, &vars) {
+            match super::entry::entry(&name, &entry, path, &vars) {
+                Ok(ServerEntry::Server(server)) if server.is_codeact() => {}
                 Ok(ServerEntry::Server(server)) => {
-                    loaded.servers.push(Server { from_workspace: rel.is_some(), ..*server });
+                    loaded.servers.push(Server { from_workspace: source.rel.is_some(), ..*server });
                 }
                 Ok(ServerEntry::Disabled) => loaded.disabled.push(name),
                 Err(fault) => loaded.problems.push(BadEntry { name, source: path.clone(), message: fault.message }),
@@ -137,7 +146,7 @@ mod tests {
         )
         .unwrap();
         let trust = trusting(ws);
-        let Configured { servers, problems, .. } = load(ws, None, &trust, &env);
+        let Configured { servers, problems, .. } = load(ws, &[], &trust, &env);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         assert!(
@@ -161,7 +170,7 @@ mod tests {
         .unwrap();
         std::fs::create_dir_all(ws.join(".vscode")).unwrap();
         std::fs::write(ws.join(".vscode/mcp.json"), r#"{"servers": {"off": {"command": "z"}}}"#).unwrap();
-        let loaded = load(ws, None, &trusting(ws), &env);
+        let loaded = load(ws, &[], &trusting(ws), &env);
         let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["on"]);
         assert_eq!(loaded.disabled, ["off"]);
@@ -182,7 +191,7 @@ mod tests {
         ] {
             let temp = tempfile::tempdir().unwrap();
             std::fs::write(temp.path().join(".mcp.json"), text).unwrap();
-            let loaded = load(temp.path(), None, &trusting(temp.path()), &env);
+            let loaded = load(temp.path(), &[], &trusting(temp.path()), &env);
             assert_eq!(messages(&loaded), [("", message)], "{text}");
             assert_eq!(
                 loaded.problems[0].describe(temp.path()),

@@ -1,5 +1,5 @@
-//! MCP server configuration, merged from the places editors and Copilot CLI keep it: where it is
-//! and which file wins ([`load`](mod@load)), one entry read into a server ([`entry`](mod@entry)), variables expanded
+//! MCP server configuration, merged from the places every agent keeps it: each agent's files
+//! and how it writes them ([`sources`]), which file wins ([`load`](mod@load)), one entry read into a server ([`entry`](mod@entry)), variables expanded
 //! and redacted again ([`expand`]), the `envFile`s entries name ([`env_file`]), and what the user
 //! approves of a workspace file ([`approval`](mod@approval)).
 //!
@@ -16,8 +16,10 @@ mod expand;
 #[cfg(test)]
 mod fixtures;
 mod load;
+mod sources;
 
 pub(crate) use approval::{approval, preview};
 pub(crate) use entry::{Fault, Server, ServerEntry, Transport, entry, servers_of};
 pub(crate) use expand::{Purpose, Vars};
-pub(crate) use load::{BadEntry, Configured, WORKSPACE_FILES, load};
+pub(crate) use load::{BadEntry, Configured, load, read_source};
+pub(crate) use sources::{Source, WORKSPACE_FILES};

@@ -84,6 +84,11 @@ pub(super) const RULES: &[Rule] = &[
     Rule { shown: "GEMINI.md", names: &["gemini.md"], why: "Gemini CLI and Copilot read it as instructions" },
     Rule { shown: ".gemini/**", names: &[".gemini"], why: "Gemini CLI runs the hooks and MCP servers set there" },
     Rule { shown: ".codex/**", names: &[".codex"], why: "Codex CLI starts the MCP servers set there" },
+    Rule { shown: ".qwen/**", names: &[".qwen"], why: "Qwen Code runs the hooks and MCP servers set there" },
+    Rule { shown: "QWEN.md", names: &["qwen.md"], why: "Qwen Code reads it as instructions" },
+    Rule { shown: "opencode.json", names: &["opencode.json"], why: "OpenCode starts the MCP servers set there" },
+    Rule { shown: "opencode.jsonc", names: &["opencode.jsonc"], why: "OpenCode starts the MCP servers set there" },
+    Rule { shown: ".opencode/**", names: &[".opencode"], why: "OpenCode loads the plugins, agents and commands there" },
     Rule {
         shown: ".cursor/**",
         names: &[".cursor"],
