@@ -52,6 +52,11 @@ impl Catalog {
         self.tools.iter().find(|t| t.name() == name)
     }
 
+    /// Every offered tool, the MCP servers' own tools too: what `describe` documents.
+    pub(crate) fn every_tool(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter()
+    }
+
     /// The offered tools a program calls by name, in presentation order: everything but the
     /// MCP servers' own tools, which are listed per server ([`Self::servers`]).
     pub(crate) fn tools(&self) -> impl Iterator<Item = &Tool> {

@@ -562,3 +562,44 @@ fn another_agents_workspace_servers_start_only_once_trusted() {
     let env = env.trusted();
     assert_eq!(env.stdout_of("print(mcp_call('g', 'echo', text='trusted'))"), "trusted\n");
 }
+
+#[test]
+fn the_reference_lists_a_budget_of_signatures_and_every_tool_stays_callable() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/raw.py");
+    let many = |count: &str| json!({"command": python(), "args": [script, "many", count]});
+    // The reference's MCP part, for servers of these many tools.
+    let mcp_part = |counts: &[&str]| {
+        let servers: serde_json::Map<String, Value> =
+            counts.iter().enumerate().map(|(at, count)| (format!("s{at}"), many(count))).collect();
+        let env = with_servers(&Value::Object(servers), &[]);
+        let text = env.run(&["instructions"], "").code(0).stdout;
+        let start = text.find("MCP servers:").unwrap_or_else(|| panic!("no MCP servers in:\n{text}"));
+        let end = text[start..].find("\nPrints").map_or(text.len(), |at| start + at);
+        (env, text[start..end].to_owned())
+    };
+    let (_, few) = mcp_part(&["3"]);
+    assert!(few.contains("lookup_0002(key, option=…)") && !few.contains("more"), "{few}");
+    let (env, cut) = mcp_part(&["400", "5", "400"]);
+    // Every server is named, the small one whole; the large ones say how many are left out.
+    assert!(cut.contains("- `s1`: echo(text), env(), lookup_0000(key, option=…)"), "{cut}");
+    assert!(cut.contains("lookup_0004(key, option=…)\n"), "{cut}");
+    let left_out: Vec<&str> = cut.lines().filter_map(|line| line.rsplit_once(", +")).map(|(_, more)| more).collect();
+    assert_eq!(left_out.len(), 2, "{cut}");
+    assert!(left_out.iter().all(|more| more.ends_with(" more")), "{cut}");
+    assert!(cut.contains("the unlisted ones too"), "{cut}");
+    // However many tools, the part stays about the same size, and the whole reference stays
+    // within 600 tokens of one without servers.
+    let (_, more) = mcp_part(&["4000", "5", "4000"]);
+    assert!(cut.len() < 1800 && more.len() < 1800, "{} and {} bytes", cut.len(), more.len());
+    let tokens = |text: &str| tiktoken_rs::o200k_base_singleton().encode_with_special_tokens(text).len();
+    let reference = |env: &TestEnv| env.run(&["instructions"], "").code(0).stdout;
+    let servers: serde_json::Map<String, Value> =
+        (0..3).map(|at| (format!("server{at}"), many("4000"))).collect();
+    let (bare, served) = (reference(&TestEnv::new()), reference(&with_servers(&Value::Object(servers), &[])));
+    let tax = tokens(&served) - tokens(&bare);
+    assert!(tax < 600, "{tax} tokens more for 12006 tools:\n{served}");
+    // An unlisted tool is found and called like a listed one.
+    let program =
+        "names = [t['name'] for t in mcp_tools('s2')]\nprint(len(names), names[-1])\nprint(s2__lookup_0399(key='k'))";
+    assert_eq!(env.stdout_of(program), "402 lookup_0399\nlookup 0399\n");
+}

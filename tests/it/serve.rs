@@ -982,3 +982,30 @@ fn a_token_from_the_environment_is_warned_about_where_processes_of_the_user_can_
     let _ = child.wait();
     assert!(said.contains("pass the token with `--token-file` instead"), "{said}");
 }
+
+#[test]
+fn describe_finds_functions_by_the_words_of_a_query_and_caps_the_answer() {
+    let python = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
+    let python = String::from_utf8_lossy(&python.stdout).trim().to_owned();
+    let server = json!({"command": python, "args": [mcp_script("raw.py"), "many", "300"]});
+    let env = workspace().file(".mcp.json", json!({"mcpServers": {"big": server}}).to_string()).trusted();
+    let (answers, _, stderr) = stdio_session(
+        env.command(&["mcp", "serve"]),
+        &[
+            tool_call(1, "describe", json!({"query": "LOOKUP 0299"})),
+            tool_call(2, "describe", json!({"query": "lookup"})),
+            tool_call(3, "describe", json!({"query": "no such words"})),
+            tool_call(4, "describe", json!({"query": ["lookup"]})),
+        ],
+    );
+    let docs: Value =
+        serde_json::from_str(result_text(&answers[1])).unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", answers[1]));
+    let names: Vec<&str> = docs.as_array().expect("a list").iter().filter_map(|doc| doc["name"].as_str()).collect();
+    assert_eq!(names, ["big__lookup_0299"]);
+    let capped = result_text(&answers[2]);
+    assert!(capped.ends_with("\n(280 more: give more words)"), "{capped}");
+    assert_eq!(answers[3]["result"]["isError"], true, "{}", answers[3]);
+    assert!(result_text(&answers[3]).contains("no function's name or description"), "{}", answers[3]);
+    let wrong = answers[4]["error"]["message"].as_str().expect("an error");
+    assert!(wrong.contains("`query` is a string"), "{wrong}");
+}

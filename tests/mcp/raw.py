@@ -26,6 +26,8 @@ Modes:
     names             tools `get-sum` and `get_sum`, which answer differently ("dash" and
                       "underscore"), and `args`, whose input properties are `server` and `tool`, which
                       returns its arguments as JSON text.
+    many N            plain, plus N tools `lookup_0000`…: `lookup_NNNN(key, option=…)` returns
+                      "lookup NNNN".
     paged             tools/list in 3 pages joined by nextCursor: echo, env, tool_1 | tool_2, tool_3,
                       tool_4 | tool_5, tool_6, tool_7; `tool_N` returns "tool N".
     exit CODE         reads the initialize request, prints "fatal: missing API key" to stderr and
@@ -181,6 +183,14 @@ class Server:
                 tool("get_sum", "Answers `underscore`."),
                 tool("args", "Returns its arguments as JSON text.", server_tool),
             ]
+        if self.mode == "many":
+            lookup = {
+                "type": "object",
+                "properties": {"key": {"type": "string"}, "option": {"type": "string"}},
+                "required": ["key"],
+            }
+            count = int(self.args[0])
+            return PLAIN_TOOLS + [tool(f"lookup_{n:04}", f"Returns `lookup {n:04}`.", lookup) for n in range(count)]
         if self.mode == "paged":
             return PLAIN_TOOLS + [tool(f"tool_{n}", f"Returns `tool {n}`.") for n in range(1, 8)]
         if self.mode == "grow":
@@ -235,6 +245,8 @@ class Server:
             self.reply(request_id, text_result(json.dumps(arguments, sort_keys=True)))
         elif name.startswith("tool_"):
             self.reply(request_id, text_result(f"tool {name[len('tool_'):]}"))
+        elif name.startswith("lookup_"):
+            self.reply(request_id, text_result(f"lookup {name[len('lookup_'):]}"))
         elif name == "grow":
             self.grown = True
             self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -259,6 +271,7 @@ MODES = {
     "bad-structured": 0,
     "names": 0,
     "paged": 0,
+    "many": 1,
     "exit": 1,
     "slowexit": 2,
     "ignore-term": 0,

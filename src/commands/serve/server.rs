@@ -55,7 +55,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         route: Route::Mcp,
     };
     let instructions = reference.reference()?;
-    let docs: Vec<Json> = built.catalog.tools().map(|tool| tool.describe().to_json()).collect();
+    let docs: Vec<Json> = built.catalog.every_tool().map(|tool| tool.describe().to_json()).collect();
     drop(built);
 
     let mut shared = vec![OsString::from("--workspace"), config.workspace.clone().into_os_string()];

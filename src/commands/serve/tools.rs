@@ -77,14 +77,15 @@ pub(super) fn describe_tool() -> Tool {
     let input = json!({
         "type": "object",
         "properties": {
-            "names": {"type": "array", "items": {"type": "string"}}
+            "names": {"type": "array", "items": {"type": "string"}},
+            "query": {"type": "string"}
         },
         "additionalProperties": false
     });
     Tool::new(
         "describe",
-        "The full documentation (signature, parameters, result) of the named functions of codeact programs; \
-         without names, the reference of all.",
+        "The full documentation (signature, parameters, result) of the named functions of codeact programs, or \
+         of those whose name or description has every word of `query`; without either, the reference of all.",
         object(input),
     )
     .with_title("Describe codeact's tools")
@@ -171,8 +172,16 @@ impl CodeactServer {
     /// The documentation of each tool named, once, in the order first named. More names than
     /// there are tools is refused, so an answer is never larger than all the documentation.
     pub(super) fn call_describe(&self, arguments: &JsonObject) -> Result<CallToolResult, McpError> {
-        if let Some(unknown) = arguments.keys().find(|key| key.as_str() != "names") {
-            return Err(McpError::invalid_params(format!("`describe` takes `names`, not `{}`", clip(unknown)), None));
+        if let Some(unknown) = arguments.keys().find(|key| !matches!(key.as_str(), "names" | "query")) {
+            return Err(McpError::invalid_params(
+                format!("`describe` takes `names` or `query`, not `{}`", clip(unknown)),
+                None,
+            ));
+        }
+        match arguments.get("query") {
+            None | Some(Json::Null) => {}
+            Some(Json::String(query)) => return Ok(self.search(query)),
+            Some(_) => return Err(McpError::invalid_params("`query` is a string of words", None)),
         }
         let names: Vec<&str> = match arguments.get("names") {
             None | Some(Json::Null) => Vec::new(),
@@ -212,6 +221,37 @@ impl CodeactServer {
         // Compact: a model reads every byte, and Copilot CLI compacts it anyway.
         let text = serde_json::to_string(&found).unwrap_or_default();
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+}
+
+impl CodeactServer {
+    /// The documentation of the functions whose name or description has every word of `query`
+    /// (in any case), the first [`FOUND`] of them, with how many more there are.
+    fn search(&self, query: &str) -> CallToolResult {
+        /// The most functions one search documents: an answer stays small.
+        const FOUND: usize = 20;
+        let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+        let matches = |doc: &&Json| {
+            let text = format!(
+                "{} {}",
+                doc["name"].as_str().unwrap_or_default(),
+                doc["description"].as_str().unwrap_or_default()
+            )
+            .to_lowercase();
+            !words.is_empty() && words.iter().all(|word| text.contains(word.as_str()))
+        };
+        let found: Vec<&Json> = self.shared.docs.iter().filter(matches).collect();
+        if found.is_empty() {
+            return CallToolResult::error(vec![ContentBlock::text(format!(
+                "no function's name or description has every word of `{}`",
+                clip(query)
+            ))]);
+        }
+        let mut text = serde_json::to_string(&found[..found.len().min(FOUND)]).unwrap_or_default();
+        if found.len() > FOUND {
+            text = format!("{text}\n({} more: give more words)", found.len() - FOUND);
+        }
+        CallToolResult::success(vec![ContentBlock::text(text)])
     }
 }
 
