@@ -141,6 +141,12 @@ pub(crate) struct SetupArgs {
     #[arg(long, value_name = "URL")]
     pub(crate) url: Option<String>,
 
+    /// Also move the agent's other MCP servers behind codeact: out of the agent's file into
+    /// codeact's (`mcp/AGENT.*` in codeact's config folder, or the project's `.codeact/`), so the
+    /// agent offers only codeact's `run` and programs call them. `--undo` moves them back.
+    #[arg(long)]
+    pub(crate) gateway: bool,
+
     /// Show the change, and make none.
     #[arg(long)]
     pub(crate) dry_run: bool,

@@ -68,7 +68,7 @@ fn limits_from_variables() -> Result<LimitArgs> {
 /// The catalogue for `config`, telling `github` what the command found; each tool file or server
 /// left out is reported on stderr unless `quiet`, and what the user does not trust in one line.
 pub(crate) fn catalog(config: &Config, github: Option<&Access>, discovery: Discovery, quiet: bool) -> Built {
-    let user_mcp = mcp::config::Source::user(&|name| crate::env::var(name));
+    let user_mcp = mcp::config::Source::user(&|name| crate::env::var(name), crate::dirs::config().as_deref());
     let sources = Sources {
         workspace: Some(&config.workspace),
         tool_dirs: &config.tool_dirs,

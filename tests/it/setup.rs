@@ -188,3 +188,43 @@ fn a_dry_run_writes_nothing_and_bad_input_changes_nothing() {
     assert!(out.stderr.contains("leads out of the project"), "{}", out.stderr);
     assert_eq!(std::fs::read_dir(env.outside()).unwrap().count(), 0);
 }
+
+/// The machine's Python, by its absolute path (the test's `PATH` is a folder of links).
+fn python() -> String {
+    let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn the_gateway_moves_the_agents_servers_behind_codeact_where_programs_call_them() {
+    let env = TestEnv::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/raw.py");
+    let config = env.home().join(".codex/config.toml");
+    let original = format!(
+        "# mine\nmodel = \"o3\"\n\n[mcp_servers.tools]\ncommand = {}\nargs = [{}, \"plain\"]\n",
+        json!(python()),
+        json!(script.display().to_string())
+    );
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, &original).unwrap();
+    // Before: Codex offers the server itself, and codeact reads it too.
+    assert_eq!(env.stdout_of("print(tools__echo(text='direct'))"), "direct\n");
+
+    let out = env.run(&["setup", "codex", "--gateway"], "").code(0);
+    assert!(out.stdout.contains("moved 1 server to") && out.stdout.contains(": tools"), "{}", out.stdout);
+    let now = std::fs::read_to_string(&config).unwrap();
+    assert!(now.contains("# mine") && now.contains("[mcp_servers.codeact]"), "{now}");
+    assert!(!now.contains("[mcp_servers.tools]"), "the agent keeps only codeact:\n{now}");
+    let moved = env.home().join(".config/codeact/mcp/codex.toml");
+    assert!(std::fs::read_to_string(&moved).unwrap().contains("[mcp_servers.tools]"));
+    // A program still calls it, and the reference still lists it.
+    assert_eq!(env.stdout_of("print(tools__echo(text='behind codeact'))"), "behind codeact\n");
+    let reference = env.run(&["instructions"], "").code(0).stdout;
+    assert!(reference.contains("- `tools`: echo(text), env()"), "{reference}");
+
+    let out = env.run(&["setup", "codex", "--undo"], "").code(0);
+    assert!(out.stdout.contains("moved 1 server back"), "{}", out.stdout);
+    assert!(!moved.exists(), "codeact's file, which setup made, is gone");
+    let back = std::fs::read_to_string(&config).unwrap();
+    assert!(back.contains("# mine") && back.contains("[mcp_servers.tools]") && !back.contains("codeact"), "{back}");
+}

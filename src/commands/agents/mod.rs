@@ -8,7 +8,7 @@ mod edit;
 mod plans;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
@@ -43,19 +43,29 @@ pub(crate) fn run(args: &SetupArgs) -> Result<u8> {
         None => Reach::Command(command()),
     };
     let plan = plans::plan(args.agent, scope, &places, &reach)?;
+    let gateway = if args.gateway { Some(gateway(args.agent, scope, &project, &plan)?) } else { None };
     if scope == Scope::Project {
-        inside_project(&plan, &project)?;
+        inside_project(&plan.file, &project)?;
+        if let Some(gateway) = &gateway {
+            inside_project(&gateway.file, &project)?;
+        }
     }
     let journal_path = dirs::state()
         .map(|dir| dir.join("setup.json"))
         .ok_or_else(|| anyhow!("cannot tell where codeact keeps its state: set HOME or XDG_STATE_HOME"))?;
     let name = plans::name(args.agent);
-    let said =
-        if args.undo { undo(&plan, &journal_path, args.dry_run)? } else { set_up(&plan, &journal_path, args.dry_run)? };
+    let said = if args.undo {
+        undo(&plan, &journal_path, args.dry_run)?
+    } else {
+        set_up(&plan, gateway.as_ref(), &journal_path, args.dry_run)?
+    };
     output::text(&format!("codeact setup {name}: {said}\n"))?;
     if !args.undo && !args.dry_run {
         for note in &plan.notes {
             output::text(&format!("  note: {note}\n"))?;
+        }
+        if gateway.is_some() && scope == Scope::Project {
+            output::text("  note: codeact starts a project's servers once you trust them: run `codeact trust`\n")?;
         }
     }
     Ok(exit::SUCCESS)
@@ -67,6 +77,26 @@ fn command() -> String {
     let binary = reach::current_binary();
     let found = program::shell_would_run("codeact").and_then(|file| file.canonical().ok());
     if found.is_some_and(|file| file == Path::new(&binary)) { "codeact".to_owned() } else { binary }
+}
+
+/// Where `--gateway` moves the agent's other servers: a file of codeact's, in the agent's own
+/// form, which codeact reads and the agent does not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Gateway {
+    file: PathBuf,
+}
+
+fn gateway(agent: crate::cli::SetupAgent, scope: Scope, project: &Path, plan: &Plan) -> Result<Gateway> {
+    let (in_project, in_config) = crate::mcp::config::gateway_file(plans::id(agent))
+        .ok_or_else(|| anyhow!("{} has no gateway file", plans::name(agent)))?;
+    let file = match scope {
+        Scope::Project => project.join(in_project),
+        Scope::User => dirs::config()
+            .ok_or_else(|| anyhow!("cannot tell codeact's config folder: set HOME or XDG_CONFIG_HOME"))?
+            .join(in_config),
+    };
+    debug_assert_eq!(file.extension().is_some_and(|ext| ext == "toml"), plan.format == Format::Toml);
+    Ok(Gateway { file })
 }
 
 /// `url` when it can be a codeact server's: an `http` or `https` URL with a host.
@@ -92,6 +122,19 @@ struct Change {
     written: Value,
     /// How many objects on the way to the key setup made.
     made_parents: usize,
+    /// Whether setup made the file.
+    made_file: bool,
+    /// The agent's other servers `--gateway` moved into codeact's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    moved: Option<Moved>,
+}
+
+/// What `--gateway` moved, and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Moved {
+    file: PathBuf,
+    /// Each server's entry, by name, as it was in the agent's file.
+    servers: Vec<(String, Value)>,
     /// Whether setup made the file.
     made_file: bool,
 }
@@ -175,14 +218,64 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 
 /// A project's file is written only inside the project: a folder on the way that is a link out
 /// of it (`.vscode` → elsewhere, in a repository cloned with one) is refused.
-fn inside_project(plan: &Plan, project: &Path) -> Result<()> {
-    let existing = plan.file.ancestors().skip(1).find(|dir| dir.exists());
+fn inside_project(file: &Path, project: &Path) -> Result<()> {
+    let existing = file.ancestors().skip(1).find(|dir| dir.exists());
     if let Some(dir) = existing
         && !dir.canonical().is_ok_and(|real| crate::platform::is_within(&real, project))
     {
-        bail!("`{}` leads out of the project (a symbolic link on the way): nothing was changed", plan.file.display());
+        bail!("`{}` leads out of the project (a symbolic link on the way): nothing was changed", file.display());
     }
     Ok(())
+}
+
+/// The path of the server `name` beside codeact's entry at `key`.
+fn beside<'a>(key: &[&'a str], name: &'a str) -> Vec<&'a str> {
+    let mut path = key[..key.len() - 1].to_vec();
+    path.push(name);
+    path
+}
+
+/// The agent's servers other than codeact's, by name, in the file's order.
+fn other_servers(plan: &Plan, doc: &Document) -> Vec<(String, Value)> {
+    let Some((own, parent)) = plan.key.split_last() else { return Vec::new() };
+    let servers = doc.get(parent);
+    let servers = servers.as_ref().and_then(Value::as_object).into_iter().flatten();
+    servers.filter(|(name, _)| name != own).map(|(name, entry)| (name.clone(), entry.clone())).collect()
+}
+
+/// Moves `servers` out of `doc` into the gateway file's document, which it gives with whether
+/// the file is new; a server of the same name there with another entry is refused.
+fn move_out(
+    plan: &Plan,
+    gateway: &Gateway,
+    doc: &mut Document,
+    servers: &[(String, Value)],
+) -> Result<(Document, bool)> {
+    let text = read_file(&gateway.file)?;
+    let mut moved_to = Document::parse(plan.format, text.as_deref().unwrap_or_default()).map_err(|err| {
+        hint::error(
+            format!("`{}` cannot be read: {err:#}", gateway.file.display()),
+            "fix the file (or move it away), then run setup again; nothing was changed",
+        )
+    })?;
+    for (name, entry) in servers {
+        let path = beside(plan.key, name);
+        if let Some(there) = moved_to.get(&path)
+            && &there != entry
+        {
+            return Err(hint::error(
+                format!(
+                    "MCP server `{name}` is in both `{}` and `{}`, set up differently",
+                    plan.file.display(),
+                    gateway.file.display()
+                ),
+                "keep one of the two by hand, then run setup again; nothing was changed",
+            ));
+        }
+        moved_to.set(&path, entry);
+        doc.remove(&path, 0);
+    }
+    Ok((moved_to, text.is_none()))
 }
 
 /// The key as the file spells it: `mcpServers.codeact` in JSON, `[mcp_servers.codeact]` in TOML.
@@ -193,20 +286,45 @@ fn shown_key(plan: &Plan) -> String {
     }
 }
 
-fn set_up(plan: &Plan, journal_path: &Path, dry_run: bool) -> Result<String> {
+fn set_up(plan: &Plan, gateway: Option<&Gateway>, journal_path: &Path, dry_run: bool) -> Result<String> {
     let text = read_file(&plan.file)?;
     let mut doc = parse(plan, text.as_deref())?;
     let before = doc.get(plan.key);
     let (file, key) = (plan.file.display(), shown_key(plan));
-    if before.as_ref() == Some(&plan.entry) {
+    let servers = if gateway.is_some() { other_servers(plan, &doc) } else { Vec::new() };
+    if before.as_ref() == Some(&plan.entry) && servers.is_empty() {
         return Ok(format!("already set up: {key} in {file}"));
     }
+    let moved = match gateway {
+        Some(gateway) if !servers.is_empty() => Some((gateway, move_out(plan, gateway, &mut doc, &servers)?)),
+        _ => None,
+    };
     let made_parents = doc.missing_parents(plan.key);
     doc.set(plan.key, &plan.entry);
     let written = doc.render();
-    let verb = if before.is_some() { "replaced" } else { "added" };
+    let verb = if before.as_ref() == Some(&plan.entry) {
+        "kept"
+    } else if before.is_some() {
+        "replaced"
+    } else {
+        "added"
+    };
+    let names: Vec<&str> = servers.iter().map(|(name, _)| name.as_str()).collect();
+    let moved_said = moved.as_ref().map(|(gateway, _)| {
+        format!(
+            "; moved {} to {}, where codeact serves them: {}",
+            plural(names.len(), "server"),
+            gateway.file.display(),
+            names.join(", ")
+        )
+    });
+    let moved_said = moved_said
+        .unwrap_or_else(|| if gateway.is_some() { "; no other server to move".to_owned() } else { String::new() });
     if dry_run {
-        return Ok(format!("would have {verb} {key} in {file}; the file would read:\n{written}"));
+        let also = moved.as_ref().map_or_else(String::new, |(gateway, (moved_to, _))| {
+            format!("and {} would read:\n{}", gateway.file.display(), moved_to.render())
+        });
+        return Ok(format!("would have {verb} {key} in {file}{moved_said}; the file would read:\n{written}{also}"));
     }
     let mut journal = read_journal(journal_path)?;
     let change = journal.entry(journal_key(plan)).or_insert_with(|| Change {
@@ -214,12 +332,50 @@ fn set_up(plan: &Plan, journal_path: &Path, dry_run: bool) -> Result<String> {
         written: plan.entry.clone(),
         made_parents,
         made_file: text.is_none(),
+        moved: None,
     });
     change.written = plan.entry.clone();
-    // Journal first: a file written but not journaled could not be undone.
+    if let Some((gateway, (_, made_file))) = &moved {
+        let record = change.moved.get_or_insert_with(|| Moved {
+            file: gateway.file.clone(),
+            servers: Vec::new(),
+            made_file: *made_file,
+        });
+        record.servers.extend(servers.iter().cloned());
+    }
+    // Journal first: a file written but not journaled could not be undone. The servers reach
+    // codeact's file before they leave the agent's.
     write_journal(journal_path, &journal)?;
+    if let Some((gateway, (moved_to, _))) = &moved {
+        write_file(&gateway.file, &moved_to.render())?;
+    }
     write_file(&plan.file, &written)?;
-    Ok(format!("{verb} {key} in {file}{}", if before.is_some() { " (`--undo` puts the old one back)" } else { "" }))
+    let old = if before.is_some() && verb == "replaced" { " (`--undo` puts the old one back)" } else { "" };
+    Ok(format!("{verb} {key} in {file}{old}{moved_said}"))
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
+
+/// Moves what `--gateway` moved back into `doc`, from the gateway file: each server still there
+/// as it was moved, and not set in the agent's file again since. Gives the gateway file's new
+/// text (`None` to remove it, which setup made and is now empty) and the servers moved back.
+fn move_back(plan: &Plan, moved: &Moved, doc: &mut Document) -> Result<(Option<String>, Vec<String>)> {
+    let text = read_file(&moved.file)?;
+    let mut moved_to = Document::parse(plan.format, text.as_deref().unwrap_or_default())
+        .map_err(|err| anyhow!("`{}` cannot be read: {err:#}", moved.file.display()))?;
+    let mut back = Vec::new();
+    for (name, entry) in &moved.servers {
+        let path = beside(plan.key, name);
+        if moved_to.get(&path).as_ref() == Some(entry) && doc.get(&path).is_none() {
+            moved_to.remove(&path, 1);
+            doc.set(&path, entry);
+            back.push(name.clone());
+        }
+    }
+    let gone = moved.made_file && moved_to.is_empty();
+    Ok((if gone { None } else { Some(moved_to.render()) }, back))
 }
 
 fn undo(plan: &Plan, journal_path: &Path, dry_run: bool) -> Result<String> {
@@ -244,38 +400,51 @@ fn undo(plan: &Plan, journal_path: &Path, dry_run: bool) -> Result<String> {
             "edit it by hand; nothing was changed",
         ));
     }
+    let moved_back = match &change.moved {
+        Some(moved) => Some((moved, move_back(plan, moved, &mut doc)?)),
+        None => None,
+    };
     match &change.before {
         Some(before) => doc.set(plan.key, before),
         None => doc.remove(plan.key, change.made_parents),
     }
     let remove_file = change.made_file && doc.is_empty();
+    let back_said = moved_back.as_ref().map_or_else(String::new, |(moved, (_, back))| {
+        format!("; moved {} back from {}: {}", plural(back.len(), "server"), moved.file.display(), back.join(", "))
+    });
     if dry_run {
         return Ok(if remove_file {
-            format!("would remove {file}, which setup made")
+            format!("would remove {file}, which setup made{back_said}")
         } else {
-            format!("would put back {key} in {file}; the file would read:\n{}", doc.render())
+            format!("would put back {key} in {file}{back_said}; the file would read:\n{}", doc.render())
         });
     }
+    // The servers reach the agent's file again before they leave codeact's.
     if remove_file {
         std::fs::remove_file(&plan.file).with_context(|| format!("failed to remove `{file}`"))?;
     } else {
         write_file(&plan.file, &doc.render())?;
     }
+    if let Some((moved, (text, _))) = &moved_back {
+        match text {
+            Some(text) => write_file(&moved.file, text)?,
+            None => std::fs::remove_file(&moved.file)
+                .with_context(|| format!("failed to remove `{}`", moved.file.display()))?,
+        }
+    }
     journal.remove(&journal_key(plan));
     write_journal(journal_path, &journal)?;
     Ok(if remove_file {
-        format!("removed {file}, which setup made")
+        format!("removed {file}, which setup made{back_said}")
     } else if change.before.is_some() {
-        format!("put back the earlier {key} in {file}")
+        format!("put back the earlier {key} in {file}{back_said}")
     } else {
-        format!("removed {key} from {file}")
+        format!("removed {key} from {file}{back_said}")
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use serde_json::json;
 
     use super::*;
@@ -309,11 +478,11 @@ mod tests {
                 "# mine\nmodel = \"o3\"\n"
             };
             std::fs::write(&plan.file, original).unwrap();
-            let said = set_up(&plan, &journal, false).unwrap();
+            let said = set_up(&plan, None, &journal, false).unwrap();
             assert!(said.starts_with("added "), "{said}");
             let once = std::fs::read_to_string(&plan.file).unwrap();
             assert!(once.contains("mine"), "{once}");
-            assert!(set_up(&plan, &journal, false).unwrap().starts_with("already set up"));
+            assert!(set_up(&plan, None, &journal, false).unwrap().starts_with("already set up"));
             assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), once);
             let said = undo(&plan, &journal, false).unwrap();
             assert!(said.starts_with("removed "), "{said}");
@@ -328,18 +497,18 @@ mod tests {
         let plan = plan_in(temp.path(), Format::Json);
         let journal = temp.path().join("setup.json");
         // A file setup made is removed again.
-        set_up(&plan, &journal, false).unwrap();
+        set_up(&plan, None, &journal, false).unwrap();
         assert!(plan.file.is_file());
         assert!(undo(&plan, &journal, false).unwrap().starts_with("removed "));
         assert!(!plan.file.exists());
         // An earlier entry comes back.
         std::fs::write(&plan.file, "{\"mcpServers\": {\"codeact\": {\"command\": \"old\"}}}").unwrap();
-        assert!(set_up(&plan, &journal, false).unwrap().starts_with("replaced "));
+        assert!(set_up(&plan, None, &journal, false).unwrap().starts_with("replaced "));
         undo(&plan, &journal, false).unwrap();
         let doc = Document::parse(Format::Json, &std::fs::read_to_string(&plan.file).unwrap()).unwrap();
         assert_eq!(doc.get(plan.key), Some(json!({"command": "old"})));
         // An entry edited since setup is left alone.
-        set_up(&plan, &journal, false).unwrap();
+        set_up(&plan, None, &journal, false).unwrap();
         std::fs::write(&plan.file, "{\"mcpServers\": {\"codeact\": {\"command\": \"mine\"}}}").unwrap();
         let err = undo(&plan, &journal, false).unwrap_err();
         assert!(format!("{err:#}").contains("was edited since setup wrote it"), "{err:#}");
@@ -351,11 +520,11 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let plan = plan_in(temp.path(), Format::Json);
         let journal = temp.path().join("setup.json");
-        let said = set_up(&plan, &journal, true).unwrap();
+        let said = set_up(&plan, None, &journal, true).unwrap();
         assert!(said.contains("would have added") && said.contains("\"codeact\""), "{said}");
         assert!(!plan.file.exists() && !journal.exists());
         std::fs::write(&plan.file, "{ broken").unwrap();
-        let err = set_up(&plan, &journal, false).unwrap_err();
+        let err = set_up(&plan, None, &journal, false).unwrap_err();
         assert!(format!("{err:#}").contains("cannot be read as JSON"), "{err:#}");
         assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), "{ broken");
     }
@@ -418,5 +587,63 @@ mod tests {
             assert!(format!("{err:#}").contains("codeact mcp serve --http"), "{wrong}: {err:#}");
         }
         assert_eq!(server_url(url).unwrap(), url);
+    }
+
+    #[test]
+    fn the_gateway_moves_the_other_servers_into_codeacts_file_and_undo_moves_them_back() {
+        for format in [Format::Json, Format::Toml] {
+            let temp = tempfile::tempdir().unwrap();
+            let plan = plan_in(temp.path(), format);
+            let journal = temp.path().join("state/setup.json");
+            let gateway =
+                Gateway { file: temp.path().join(if format == Format::Json { "gw.json" } else { "gw.toml" }) };
+            let original = if format == Format::Json {
+                "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\"a\": {\"command\": \"one\"}, \"b\": {\"url\": \"http://x/mcp\"}}\n}\n"
+            } else {
+                "model = \"o3\"\n[mcp_servers.a]\ncommand = \"one\"\n[mcp_servers.b]\nurl = \"http://x/mcp\"\n"
+            };
+            std::fs::write(&plan.file, original).unwrap();
+            let said = set_up(&plan, Some(&gateway), &journal, false).unwrap();
+            assert!(said.contains("moved 2 servers to") && said.ends_with(": a, b"), "{said}");
+            let agent = Document::parse(format, &std::fs::read_to_string(&plan.file).unwrap()).unwrap();
+            assert_eq!(agent.get(&plan.key[..1]), Some(json!({"codeact": plan.entry})), "{format:?}");
+            let moved = Document::parse(format, &std::fs::read_to_string(&gateway.file).unwrap()).unwrap();
+            let expected = json!({"a": {"command": "one"}, "b": {"url": "http://x/mcp"}});
+            assert_eq!(moved.get(&plan.key[..1]), Some(expected.clone()), "{format:?}");
+            // Again: nothing left to move.
+            assert!(set_up(&plan, Some(&gateway), &journal, false).unwrap().starts_with("already set up"));
+            let said = undo(&plan, &journal, false).unwrap();
+            assert!(said.contains("moved 2 servers back"), "{said}");
+            assert!(!gateway.file.exists(), "the file setup made is removed");
+            let agent = Document::parse(format, &std::fs::read_to_string(&plan.file).unwrap()).unwrap();
+            assert_eq!(agent.get(&plan.key[..1]), Some(expected), "{format:?}");
+            assert!(agent.get(&["model"]).or_else(|| agent.get(&["theme"])).is_some());
+        }
+    }
+
+    #[test]
+    fn the_gateway_refuses_a_name_codeacts_file_holds_otherwise_and_keeps_its_other_servers() {
+        let temp = tempfile::tempdir().unwrap();
+        let plan = plan_in(temp.path(), Format::Json);
+        let journal = temp.path().join("setup.json");
+        let gateway = Gateway { file: temp.path().join("gw.json") };
+        let agent = "{\"mcpServers\": {\"a\": {\"command\": \"mine\"}}}";
+        std::fs::write(&plan.file, agent).unwrap();
+        std::fs::write(
+            &gateway.file,
+            "{\"mcpServers\": {\"a\": {\"command\": \"other\"}, \"kept\": {\"command\": \"k\"}}}",
+        )
+        .unwrap();
+        let err = set_up(&plan, Some(&gateway), &journal, false).unwrap_err();
+        assert!(format!("{err:#}").contains("is in both"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), agent);
+        std::fs::write(&gateway.file, "{\"mcpServers\": {\"kept\": {\"command\": \"k\"}}}").unwrap();
+        set_up(&plan, Some(&gateway), &journal, false).unwrap();
+        undo(&plan, &journal, false).unwrap();
+        // The file was there before: it stays, with what it held.
+        let left = Document::parse(Format::Json, &std::fs::read_to_string(&gateway.file).unwrap()).unwrap();
+        assert_eq!(left.get(&["mcpServers"]), Some(json!({"kept": {"command": "k"}})));
+        let back = Document::parse(Format::Json, &std::fs::read_to_string(&plan.file).unwrap()).unwrap();
+        assert_eq!(back.get(&["mcpServers"]), Some(json!({"a": {"command": "mine"}})));
     }
 }

@@ -35,8 +35,10 @@ pub(super) struct Plan {
     pub(super) notes: Vec<&'static str>,
 }
 
-/// The variables codeact's server reads, which Codex passes on only when named.
-const SERVER_VARIABLES: [&str; 8] = [
+/// The variables codeact's server reads, which Codex passes on only when named: codeact's own,
+/// and where the user keeps configuration and state (its config, trust, and the servers
+/// `--gateway` moved are found there).
+const SERVER_VARIABLES: [&str; 12] = [
     env::BACKEND,
     env::TIMEOUT,
     env::MAX_MEMORY,
@@ -45,6 +47,10 @@ const SERVER_VARIABLES: [&str; 8] = [
     env::READ_ONLY,
     env::DISABLE,
     env::CONFIG_DIR,
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
 ];
 
 /// Where each agent's files are: the project's folder and the user's home folders.
@@ -195,6 +201,20 @@ const CODEX_APPROVAL: &str = "codex runs codeact's calls without asking (`codex 
                               read-only";
 const GEMINI_TRUST: &str =
     "headless Gemini runs only in a trusted folder: trust this one in Gemini, or set GEMINI_CLI_TRUST_WORKSPACE=true";
+
+/// The agent as codeact's files name it (`mcp/codex.toml`).
+pub(super) fn id(agent: SetupAgent) -> &'static str {
+    match agent {
+        SetupAgent::Copilot => "copilot",
+        SetupAgent::Claude => "claude",
+        SetupAgent::Codex => "codex",
+        SetupAgent::Gemini => "gemini",
+        SetupAgent::Opencode => "opencode",
+        SetupAgent::Qwen => "qwen",
+        SetupAgent::Cursor => "cursor",
+        SetupAgent::Vscode => "vscode",
+    }
+}
 
 /// The agent as its users call it.
 pub(super) fn name(agent: SetupAgent) -> &'static str {

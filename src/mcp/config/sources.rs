@@ -56,28 +56,52 @@ pub(crate) const WORKSPACE_SOURCES: [(&str, Dialect); 9] = [
     ("opencode.jsonc", Dialect::OpenCode),
 ];
 
+/// The files `codeact setup AGENT --gateway` moves an agent's own servers into, by agent, each
+/// in its agent's form: relative to a project for a project's servers, and beneath codeact's
+/// config folder (without `.codeact/`) for the user's. Read before the agents' files.
+pub(crate) const GATEWAY_FILES: [(&str, &str, Dialect); 8] = [
+    ("copilot", ".codeact/mcp/copilot.json", Dialect::Editor),
+    ("claude", ".codeact/mcp/claude.json", Dialect::Editor),
+    ("codex", ".codeact/mcp/codex.toml", Dialect::Codex),
+    ("gemini", ".codeact/mcp/gemini.json", Dialect::Gemini),
+    ("qwen", ".codeact/mcp/qwen.json", Dialect::Gemini),
+    ("opencode", ".codeact/mcp/opencode.json", Dialect::OpenCode),
+    ("cursor", ".codeact/mcp/cursor.json", Dialect::Editor),
+    ("vscode", ".codeact/mcp/vscode.json", Dialect::Editor),
+];
+
+/// The gateway file of the agent `id` ([`GATEWAY_FILES`]): relative to a project, and relative
+/// to codeact's config folder.
+#[must_use]
+pub(crate) fn gateway_file(id: &str) -> Option<(&'static str, &'static str)> {
+    let (_, rel, _) = GATEWAY_FILES.iter().find(|(agent, _, _)| *agent == id)?;
+    Some((rel, rel.strip_prefix(".codeact/").unwrap_or(rel)))
+}
+
 /// The workspace's files in the editors' own form, which `codeact check` checks.
 pub(crate) const WORKSPACE_FILES: [&str; 4] =
     [".mcp.json", ".vscode/mcp.json", ".github/copilot/mcp.json", ".cursor/mcp.json"];
 
 impl Source {
-    /// Each of the workspace's files.
+    /// Each of the workspace's files: the gateway files, then the agents' own.
     #[must_use]
     pub(crate) fn workspace(workspace: &Path) -> Vec<Self> {
-        WORKSPACE_SOURCES
-            .iter()
+        let gateway = GATEWAY_FILES.iter().map(|(_, rel, dialect)| (rel, dialect));
+        gateway
+            .chain(WORKSPACE_SOURCES.iter().map(|(rel, dialect)| (rel, dialect)))
             .map(|(rel, dialect)| Self { path: workspace.join(rel), rel: Some(rel), dialect: *dialect })
             .collect()
     }
 
-    /// The user's own files, each agent's, in this order: Copilot CLI (`$COPILOT_HOME`, else
+    /// The user's own files: the gateway files beneath codeact's config folder `codeact`, then
+    /// each agent's, in this order: Copilot CLI (`$COPILOT_HOME`, else
     /// `~/.copilot`), Claude Code, Codex CLI (`$CODEX_HOME`, else `~/.codex`), Gemini CLI
     /// (`$GEMINI_CLI_HOME`, else the home folder), Qwen Code (`$QWEN_HOME`, else `~/.qwen`),
     /// Cursor, OpenCode (under `$XDG_CONFIG_HOME`, else `~/.config`, on every system as
     /// OpenCode has it). `lookup` reads the environment; with no home folder, only what a
     /// variable names is read.
     #[must_use]
-    pub(crate) fn user(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<Self> {
+    pub(crate) fn user(lookup: &dyn Fn(&str) -> Option<String>, codeact: Option<&Path>) -> Vec<Self> {
         let var = |name: &str| lookup(name).filter(|value| !value.is_empty()).map(PathBuf::from);
         let home = var("HOME").or_else(|| var("USERPROFILE"));
         let under = |name: &str, default: &str| var(name).or_else(|| Some(home.as_ref()?.join(default)));
@@ -92,7 +116,10 @@ impl Source {
             (config.as_ref().map(|dir| dir.join("opencode/opencode.json")), Dialect::OpenCode),
             (config.as_ref().map(|dir| dir.join("opencode/opencode.jsonc")), Dialect::OpenCode),
         ];
-        files.into_iter().filter_map(|(path, dialect)| Some(Self { path: path?, rel: None, dialect })).collect()
+        let gateway = GATEWAY_FILES
+            .iter()
+            .filter_map(|(id, _, dialect)| Some((Some(codeact?.join(gateway_file(id)?.1)), *dialect)));
+        gateway.chain(files).filter_map(|(path, dialect)| Some(Self { path: path?, rel: None, dialect })).collect()
     }
 }
 
@@ -393,7 +420,7 @@ mod tests {
     /// The user's files of a home at `home`, as `Source::user` finds them there.
     fn users(home: &Path) -> Vec<Source> {
         let home = home.display().to_string();
-        Source::user(&move |name| (name == "HOME").then(|| home.clone()))
+        Source::user(&move |name| (name == "HOME").then(|| home.clone()), None)
     }
 
     fn by_name<'a>(loaded: &'a Configured, name: &str) -> &'a Server {
@@ -545,13 +572,16 @@ enabled = false
 
     #[test]
     fn without_a_home_only_the_files_variables_name_are_read() {
-        let sources = Source::user(&|name| match name {
-            "CODEX_HOME" => Some("/c".into()),
-            "QWEN_HOME" => Some("/q".into()),
-            "XDG_CONFIG_HOME" => Some("/x".into()),
-            "HOME" => Some(String::new()),
-            _ => None,
-        });
+        let sources = Source::user(
+            &|name| match name {
+                "CODEX_HOME" => Some("/c".into()),
+                "QWEN_HOME" => Some("/q".into()),
+                "XDG_CONFIG_HOME" => Some("/x".into()),
+                "HOME" => Some(String::new()),
+                _ => None,
+            },
+            None,
+        );
         let paths: Vec<PathBuf> = sources.into_iter().map(|source| source.path).collect();
         let expected =
             ["/c/config.toml", "/q/settings.json", "/x/opencode/opencode.json", "/x/opencode/opencode.jsonc"];
