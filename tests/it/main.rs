@@ -22,6 +22,8 @@ mod support;
 #[cfg(unix)]
 mod agentfolder;
 #[cfg(unix)]
+mod agents;
+#[cfg(unix)]
 mod agentschema;
 #[cfg(unix)]
 mod check;

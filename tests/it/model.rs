@@ -1,5 +1,6 @@
-//! A scripted model server for end-to-end tests with the real Copilot CLI: it speaks the
-//! `OpenAI` chat-completions and Responses wire formats (streamed as server-sent events) on
+//! A scripted model server for end-to-end tests with real agent CLIs (Copilot CLI, Codex CLI,
+//! Gemini CLI, OpenCode, Qwen Code): it speaks the `OpenAI` chat-completions and Responses wire
+//! formats and Gemini's `generateContent` (streamed as server-sent events where the CLI asks) on
 //! 127.0.0.1 only, answers each request with the next step of a script, and records every
 //! request body so tests can assert on what the CLI sent back to the model.
 
@@ -16,6 +17,9 @@ pub(crate) enum Step {
     Tool(&'static str, Value),
     /// Call several tools in one turn: a parallel batch.
     Batch(Vec<(&'static str, Value)>),
+    /// Call codeact's `run` tool with these arguments, by the name the request offers it under
+    /// ([`codeact_run`]): each CLI names a server's tools its own way.
+    Run(Value),
     /// Run this program through `bash` with the codeact command line the instructions in the
     /// request name (the line of their example that opens a `<<'PY'` here-document).
     Codeact(&'static str),
@@ -42,6 +46,10 @@ fn turn(step: &Step, body: &Value) -> Turn {
         Step::Batch(calls) => {
             Turn::Calls(calls.iter().map(|(name, args)| ((*name).to_owned(), args.clone())).collect())
         }
+        Step::Run(args) => match codeact_run(body) {
+            Some(name) => Turn::Calls(vec![(name, args.clone())]),
+            None => Turn::Say("codeact's run tool is not offered".to_owned()),
+        },
         Step::Codeact(program) => match instructed_command(&request_text(body)) {
             Some(command) => bash(format!("{command} <<'PY'\n{program}\nPY")),
             None => Turn::Say("no codeact command in the request".to_owned()),
@@ -53,6 +61,67 @@ fn turn(step: &Step, body: &Value) -> Turn {
         },
         Step::Say(text) => Turn::Say((*text).to_owned()),
     }
+}
+
+/// The name of every tool a request offers, as the model calls it: a chat-completions or
+/// Responses function's name, a Gemini function declaration's, and for a tool in a Responses
+/// `namespace` (how Codex CLI groups an MCP server's tools) the namespace and its name joined
+/// by `__`, as Codex spells it (`mcp__codeact__run`).
+pub(crate) fn offered_tools(body: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        if let Some(name) = tool["function"]["name"].as_str() {
+            names.push(name.to_owned());
+        } else if let Some(declarations) = tool["functionDeclarations"].as_array() {
+            names.extend(declarations.iter().filter_map(|d| d["name"].as_str()).map(str::to_owned));
+        } else if tool["type"] == "namespace" {
+            let namespace = tool["name"].as_str().unwrap_or_default();
+            let inner = tool["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str());
+            names.extend(inner.map(|name| format!("{namespace}__{name}")));
+        } else if let Some(name) = tool["name"].as_str() {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+/// The name a request offers codeact's `run` tool under: the one tool whose name, in words
+/// split at `_` and `-`, has `codeact` among them and ends in `run` (`mcp__codeact__run`,
+/// `mcp_codeact_run`, `codeact_run`, `codeact-run`).
+pub(crate) fn codeact_run(body: &Value) -> Option<String> {
+    let is_run = |name: &str| {
+        let words: Vec<&str> = name.split(['_', '-']).filter(|w| !w.is_empty()).collect();
+        words.contains(&"codeact") && words.last() == Some(&"run")
+    };
+    let found: Vec<String> = offered_tools(body).into_iter().filter(|name| is_run(name)).collect();
+    match found.as_slice() {
+        [name] => Some(name.clone()),
+        _ => None,
+    }
+}
+
+/// What the CLI returned for each tool call, in the order of the conversation: the tool
+/// messages of chat completions, the `function_call_output` items of Responses, the
+/// `functionResponse` parts of Gemini (their `output` or `error`, else their JSON).
+pub(crate) fn tool_results(body: &Value) -> Vec<String> {
+    if let Some(messages) = body["messages"].as_array() {
+        return messages.iter().filter(|m| m["role"] == "tool").map(|m| text_of(&m["content"])).collect();
+    }
+    if let Some(items) = body["input"].as_array() {
+        return items.iter().filter(|i| i["type"] == "function_call_output").map(|i| text_of(&i["output"])).collect();
+    }
+    let parts =
+        body["contents"].as_array().into_iter().flatten().flat_map(|c| c["parts"].as_array().into_iter().flatten());
+    parts
+        .filter_map(|part| part.get("functionResponse"))
+        .map(|answer| {
+            let response = &answer["response"];
+            response["output"]
+                .as_str()
+                .or_else(|| response["error"].as_str())
+                .map_or_else(|| response.to_string(), str::to_owned)
+        })
+        .collect()
 }
 
 /// Every text of a request: instructions, message contents, tool results.
@@ -190,7 +259,24 @@ fn serve(mut stream: TcpStream, script: &[Step], log: &Mutex<Vec<Value>>) {
     }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     log.lock().unwrap().push(body.clone());
-    let events = if path.ends_with("/responses") { responses(&body, script) } else { chat(&body, script) };
+    // Gemini's API: `models/M:generateContent` answers in one JSON object,
+    // `models/M:streamGenerateContent?alt=sse` in events of the same objects.
+    if path.contains(":generateContent") {
+        let text = gemini(&body, script).to_string();
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        );
+        return;
+    }
+    let events = if path.contains(":streamGenerateContent") {
+        vec![format!("data: {}\n\n", gemini(&body, script))]
+    } else if path.ends_with("/responses") {
+        responses(&body, script)
+    } else {
+        chat(&body, script)
+    };
     let _ = write!(
         stream,
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
@@ -248,8 +334,14 @@ fn responses(body: &Value, script: &[Step]) -> Vec<String> {
         Turn::Calls(calls) => {
             // One call a turn on this wire format: the tests that use it need no more.
             let (name, args) = &calls[0];
-            json!({"type": "function_call", "id": format!("fc_{done}"), "call_id": format!("call_{done}"),
-                                          "name": name, "arguments": args.to_string(), "status": "completed"})
+            let mut item = json!({"type": "function_call", "id": format!("fc_{done}"), "call_id": format!("call_{done}"),
+                                  "name": name, "arguments": args.to_string(), "status": "completed"});
+            // A tool of a namespace is called by its own name, with the namespace beside it.
+            if let Some((namespace, tool)) = namespaced(body, name) {
+                item["namespace"] = json!(namespace);
+                item["name"] = json!(tool);
+            }
+            item
         }
         Turn::Say(text) => {
             json!({"type": "message", "id": format!("msg_{done}"), "role": "assistant", "status": "completed",
@@ -293,4 +385,56 @@ fn responses(body: &Value, script: &[Step]) -> Vec<String> {
         json!({"type": "response.completed", "response": response("completed", json!([item]))}),
     ));
     events
+}
+
+/// The namespace and the tool's own name of a Responses tool the model calls `name`
+/// ([`offered_tools`]); `None` for a tool in no namespace.
+fn namespaced(body: &Value, name: &str) -> Option<(String, String)> {
+    body["tools"].as_array()?.iter().filter(|t| t["type"] == "namespace").find_map(|namespace| {
+        let space = namespace["name"].as_str()?;
+        let tool = name.strip_prefix(space)?.strip_prefix("__")?;
+        let inner = namespace["tools"].as_array()?;
+        inner.iter().any(|t| t["name"] == tool).then(|| (space.to_owned(), tool.to_owned()))
+    })
+}
+
+/// Gemini's answer to a request, one `GenerateContentResponse`: where the request asks for JSON
+/// by a schema (Gemini CLI's routing classifier, before each turn), a value that satisfies it;
+/// else the script's turn, one per `model` turn already in the conversation.
+fn gemini(body: &Value, script: &[Step]) -> Value {
+    let config = &body["generationConfig"];
+    let schema = config.get("responseJsonSchema").or_else(|| config.get("responseSchema"));
+    let parts = if let Some(schema) = schema {
+        json!([{"text": satisfying(schema).to_string()}])
+    } else {
+        let has_tools = body.get("tools").is_some_and(|t| !t.is_null());
+        let done = body["contents"].as_array().map_or(0, |c| c.iter().filter(|c| c["role"] == "model").count());
+        match if has_tools { turn(step(script, done), body) } else { Turn::Say("codeact test".to_owned()) } {
+            Turn::Calls(calls) => {
+                calls.iter().map(|(name, args)| json!({"functionCall": {"name": name, "args": args}})).collect()
+            }
+            Turn::Say(text) => json!([{"text": text}]),
+        }
+    };
+    json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+           "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12},
+           "modelVersion": "scripted"})
+}
+
+/// A value that satisfies a response schema (Gemini spells its types in capitals): an `enum`'s
+/// first value, a number's `minimum` (else 1), an object with every property.
+fn satisfying(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].get(0) {
+        return first.clone();
+    }
+    match schema["type"].as_str().unwrap_or_default().to_ascii_lowercase().as_str() {
+        "object" => {
+            let properties = schema["properties"].as_object().cloned().unwrap_or_default();
+            Value::Object(properties.iter().map(|(key, property)| (key.clone(), satisfying(property))).collect())
+        }
+        "array" => json!([]),
+        "integer" | "number" => schema.get("minimum").cloned().unwrap_or(json!(1)),
+        "boolean" => json!(false),
+        _ => json!("scripted"),
+    }
 }
