@@ -102,7 +102,7 @@ pub(crate) enum SetupAgent {
     Gemini,
     /// OpenCode (`opencode.json`).
     Opencode,
-    /// Qwen Code (`.qwen/settings.json`).
+    /// Qwen Code (`~/.qwen/settings.json`).
     Qwen,
     /// Cursor (`.cursor/mcp.json`).
     Cursor,
@@ -126,8 +126,9 @@ pub(crate) struct SetupArgs {
     #[arg(value_enum)]
     pub(crate) agent: SetupAgent,
 
-    /// Whose configuration [default: the project's, where the agent reads one; Codex and
-    /// Copilot CLI read only the user's].
+    /// Whose configuration [default: the project's, where the agent reads one headless; the
+    /// user's for Codex and Copilot CLI, which read no other, and Qwen Code, which skips a
+    /// project's servers headless until they are approved].
     #[arg(long, value_enum)]
     pub(crate) scope: Option<Scope>,
 

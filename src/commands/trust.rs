@@ -153,14 +153,16 @@ fn items(config: &Config) -> (Vec<Item>, Vec<String>) {
         let Some(rel) = source.rel else { continue };
         // Another agent's file is shown and approved as its servers, not its other settings.
         let (content, unreadable) = match mcp::config::read_source(&source, workspace) {
+            Ok(Some(content)) if mcp::config::only_codeact(&content) => continue,
             Ok(Some(content)) => (content, None),
             Ok(None) => continue,
             Err(fault) => (read(&source.path).unwrap_or_default(), Some(fault.message)),
         };
-        let approval = mcp::config::approval(&content, workspace, &lookup);
+        let syntax = source.dialect.syntax();
+        let approval = mcp::config::approval(&content, workspace, &lookup, syntax);
         let previewed = match unreadable {
             Some(why) => Err(quote(&why).into_owned()),
-            None => mcp::config::preview(&content, workspace, &approval),
+            None => mcp::config::preview(&content, workspace, &approval, syntax),
         };
         let details = match previewed {
             Ok(servers) if servers.is_empty() => vec!["(no servers)".to_owned()],

@@ -593,8 +593,7 @@ fn the_reference_lists_a_budget_of_signatures_and_every_tool_stays_callable() {
     assert!(cut.len() < 1800 && more.len() < 1800, "{} and {} bytes", cut.len(), more.len());
     let tokens = |text: &str| tiktoken_rs::o200k_base_singleton().encode_with_special_tokens(text).len();
     let reference = |env: &TestEnv| env.run(&["instructions"], "").code(0).stdout;
-    let servers: serde_json::Map<String, Value> =
-        (0..3).map(|at| (format!("server{at}"), many("4000"))).collect();
+    let servers: serde_json::Map<String, Value> = (0..3).map(|at| (format!("server{at}"), many("4000"))).collect();
     let (bare, served) = (reference(&TestEnv::new()), reference(&with_servers(&Value::Object(servers), &[])));
     let tax = tokens(&served) - tokens(&bare);
     assert!(tax < 600, "{tax} tokens more for 12006 tools:\n{served}");
@@ -602,4 +601,46 @@ fn the_reference_lists_a_budget_of_signatures_and_every_tool_stays_callable() {
     let program =
         "names = [t['name'] for t in mcp_tools('s2')]\nprint(len(names), names[-1])\nprint(s2__lookup_0399(key='k'))";
     assert_eq!(env.stdout_of(program), "402 lookup_0399\nlookup 0399\n");
+}
+
+#[test]
+fn trust_shows_another_agents_entry_as_it_runs_and_a_file_of_codeact_alone_asks_nothing() {
+    // Codex expands no `${…}` the user wrote: the listing shows the command line that runs,
+    // where the editors' reading would call it unusable and show none.
+    let codex = "[mcp_servers.helper]\ncommand = \"sh\"\nargs = [\"-c\", \"exec helper\", \"${input:api_key}\", \"${unclosed\"]\n";
+    let env = TestEnv::new().file(".codex/config.toml", codex);
+    let listing = env.run(&["trust", "--status"], "").code(0).stdout;
+    assert!(listing.contains(".codex/config.toml"), "{listing}");
+    let shown = env.run(&["trust"], "").code(0).stdout;
+    assert!(shown.contains("helper: sh -c 'exec helper' ${input:api_key} ${unclosed"), "{shown}");
+    assert!(!shown.contains("cannot be used"), "{shown}");
+
+    // What `codeact setup` writes into a project starts only codeact: nothing to trust.
+    let env = TestEnv::new();
+    env.run(&["setup", "gemini"], "").code(0);
+    env.run(&["setup", "claude"], "").code(0);
+    let out = env.run(&["run"], "print('quiet')").code(0);
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("quiet\n", ""));
+}
+
+#[test]
+fn a_program_cannot_write_an_agents_configuration_that_lies_in_the_workspace() {
+    let env = TestEnv::new();
+    let ws = env.workspace();
+    let env = env
+        .env("CODEX_HOME", &ws.join("codexhome").display().to_string())
+        .env("QWEN_HOME", &ws.join("qwen-home").display().to_string())
+        .env("GEMINI_CLI_HOME", &ws.join("gem").display().to_string());
+    for path in [
+        "codexhome/config.toml",
+        "codexhome/AGENTS.md",
+        "CodexHome/config.toml",
+        "qwen-home/settings.json",
+        "gem/.gemini/settings.json",
+    ] {
+        let (kind, message) = env.error_of(&format!("create('{path}', '[mcp_servers.x]\\ncommand = \"evil\"\\n')"));
+        assert_eq!(kind, "PermissionError", "{path}: {message}");
+        assert!(message.contains("an agent's MCP configuration") || message.contains("protected"), "{path}: {message}");
+    }
+    assert!(!ws.join("codexhome").exists() && !ws.join("qwen-home").exists());
 }

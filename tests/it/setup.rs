@@ -228,3 +228,25 @@ fn the_gateway_moves_the_agents_servers_behind_codeact_where_programs_call_them(
     let back = std::fs::read_to_string(&config).unwrap();
     assert!(back.contains("# mine") && back.contains("[mcp_servers.tools]") && !back.contains("codeact"), "{back}");
 }
+
+#[test]
+#[cfg(unix)]
+fn undo_never_writes_through_a_link_out_of_the_project() {
+    let env = TestEnv::new();
+    let ws = env.workspace();
+    std::fs::create_dir_all(ws.join(".gemini")).unwrap();
+    std::fs::write(ws.join(".gemini/settings.json"), r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
+    env.run(&["setup", "gemini", "--gateway"], "").code(0);
+    let moved = ws.join(".codeact/mcp/gemini.json");
+    assert!(moved.is_file());
+    // The folder becomes a link to one outside the project, holding a file of the same name.
+    let victim = env.home().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::copy(&moved, victim.join("gemini.json")).unwrap();
+    std::fs::remove_dir_all(ws.join(".codeact/mcp")).unwrap();
+    std::os::unix::fs::symlink(&victim, ws.join(".codeact/mcp")).unwrap();
+    let out = env.run(&["setup", "gemini", "--undo"], "");
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(out.stderr.contains("leads out of the project"), "{}", out.stderr);
+    assert!(victim.join("gemini.json").is_file(), "the file outside is untouched");
+}

@@ -55,7 +55,7 @@ pub(crate) fn run(args: &SetupArgs) -> Result<u8> {
         .ok_or_else(|| anyhow!("cannot tell where codeact keeps its state: set HOME or XDG_STATE_HOME"))?;
     let name = plans::name(args.agent);
     let said = if args.undo {
-        undo(&plan, &journal_path, args.dry_run)?
+        undo(&plan, (scope == Scope::Project).then_some(project.as_path()), &journal_path, args.dry_run)?
     } else {
         set_up(&plan, gateway.as_ref(), &journal_path, args.dry_run)?
     };
@@ -235,12 +235,29 @@ fn beside<'a>(key: &[&'a str], name: &'a str) -> Vec<&'a str> {
     path
 }
 
-/// The agent's servers other than codeact's, by name, in the file's order.
+/// The agent's servers other than codeact's, by name, in the file's order; those the agent
+/// switched off (`"disabled": true`, `enabled = false`, Gemini CLI's and Qwen Code's excluded
+/// or not allowed ones) stay where they are, off.
 fn other_servers(plan: &Plan, doc: &Document) -> Vec<(String, Value)> {
     let Some((own, parent)) = plan.key.split_last() else { return Vec::new() };
+    let lists = |keys: [&[&str]; 2]| -> Option<Vec<String>> {
+        let list = keys.iter().find_map(|key| doc.get(key))?;
+        Some(list.as_array()?.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+    };
+    let allowed = lists([&["mcp", "allowed"], &["allowMCPServers"]]);
+    let excluded = lists([&["mcp", "excluded"], &["excludeMCPServers"]]).unwrap_or_default();
+    let off = |name: &str, entry: &Value| {
+        entry.get("disabled") == Some(&Value::Bool(true))
+            || entry.get("enabled") == Some(&Value::Bool(false))
+            || excluded.iter().any(|n| n == name)
+            || allowed.as_ref().is_some_and(|allowed| !allowed.iter().any(|n| n == name))
+    };
     let servers = doc.get(parent);
     let servers = servers.as_ref().and_then(Value::as_object).into_iter().flatten();
-    servers.filter(|(name, _)| name != own).map(|(name, entry)| (name.clone(), entry.clone())).collect()
+    servers
+        .filter(|(name, entry)| name != own && !off(name, entry))
+        .map(|(name, entry)| (name.clone(), entry.clone()))
+        .collect()
 }
 
 /// Moves `servers` out of `doc` into the gateway file's document, which it gives with whether
@@ -378,7 +395,8 @@ fn move_back(plan: &Plan, moved: &Moved, doc: &mut Document) -> Result<(Option<S
     Ok((if gone { None } else { Some(moved_to.render()) }, back))
 }
 
-fn undo(plan: &Plan, journal_path: &Path, dry_run: bool) -> Result<String> {
+/// Undoes setup's change to `plan`'s key; in a project (`project`), only inside it.
+fn undo(plan: &Plan, project: Option<&Path>, journal_path: &Path, dry_run: bool) -> Result<String> {
     let mut journal = read_journal(journal_path)?;
     let (file, key) = (plan.file.display(), shown_key(plan));
     let Some(change) = journal.get(&journal_key(plan)).cloned() else {
@@ -399,6 +417,9 @@ fn undo(plan: &Plan, journal_path: &Path, dry_run: bool) -> Result<String> {
             format!("{key} in {file} was edited since setup wrote it"),
             "edit it by hand; nothing was changed",
         ));
+    }
+    if let (Some(moved), Some(project)) = (&change.moved, project) {
+        inside_project(&moved.file, project)?;
     }
     let moved_back = match &change.moved {
         Some(moved) => Some((moved, move_back(plan, moved, &mut doc)?)),
@@ -484,10 +505,10 @@ mod tests {
             assert!(once.contains("mine"), "{once}");
             assert!(set_up(&plan, None, &journal, false).unwrap().starts_with("already set up"));
             assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), once);
-            let said = undo(&plan, &journal, false).unwrap();
+            let said = undo(&plan, None, &journal, false).unwrap();
             assert!(said.starts_with("removed "), "{said}");
             assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), original, "{format:?}");
-            assert!(undo(&plan, &journal, false).unwrap().starts_with("nothing to undo"));
+            assert!(undo(&plan, None, &journal, false).unwrap().starts_with("nothing to undo"));
         }
     }
 
@@ -499,18 +520,18 @@ mod tests {
         // A file setup made is removed again.
         set_up(&plan, None, &journal, false).unwrap();
         assert!(plan.file.is_file());
-        assert!(undo(&plan, &journal, false).unwrap().starts_with("removed "));
+        assert!(undo(&plan, None, &journal, false).unwrap().starts_with("removed "));
         assert!(!plan.file.exists());
         // An earlier entry comes back.
         std::fs::write(&plan.file, "{\"mcpServers\": {\"codeact\": {\"command\": \"old\"}}}").unwrap();
         assert!(set_up(&plan, None, &journal, false).unwrap().starts_with("replaced "));
-        undo(&plan, &journal, false).unwrap();
+        undo(&plan, None, &journal, false).unwrap();
         let doc = Document::parse(Format::Json, &std::fs::read_to_string(&plan.file).unwrap()).unwrap();
         assert_eq!(doc.get(plan.key), Some(json!({"command": "old"})));
         // An entry edited since setup is left alone.
         set_up(&plan, None, &journal, false).unwrap();
         std::fs::write(&plan.file, "{\"mcpServers\": {\"codeact\": {\"command\": \"mine\"}}}").unwrap();
-        let err = undo(&plan, &journal, false).unwrap_err();
+        let err = undo(&plan, None, &journal, false).unwrap_err();
         assert!(format!("{err:#}").contains("was edited since setup wrote it"), "{err:#}");
         assert!(std::fs::read_to_string(&plan.file).unwrap().contains("mine"));
     }
@@ -539,6 +560,7 @@ mod tests {
             (SetupAgent::Opencode, Scope::Project, "/p/opencode.json"),
             (SetupAgent::Opencode, Scope::User, "/h/.config/opencode/opencode.json"),
             (SetupAgent::Qwen, Scope::Project, "/p/.qwen/settings.json"),
+            (SetupAgent::Qwen, plans::default_scope(SetupAgent::Qwen), "/h/.qwen/settings.json"),
             (SetupAgent::Qwen, Scope::User, "/h/.qwen/settings.json"),
             (SetupAgent::Cursor, Scope::Project, "/p/.cursor/mcp.json"),
             (SetupAgent::Cursor, Scope::User, "/h/.cursor/mcp.json"),
@@ -555,6 +577,8 @@ mod tests {
         let codeact = Reach::Command("codeact".into());
         let codex = plans::plan(SetupAgent::Codex, Scope::User, &places, &codeact).unwrap();
         assert_eq!(codex.entry["default_tools_approval_mode"], "approve");
+        // A codeact Codex starts as another codeact's server knows it, and starts none.
+        assert!(codex.entry["env_vars"].as_array().unwrap().contains(&json!("CODEACT_NESTED")));
         assert!(codex.entry["args"].as_array().unwrap().contains(&json!("--text-only")));
         let gemini = plans::plan(SetupAgent::Gemini, Scope::Project, &places, &codeact).unwrap();
         assert_eq!(gemini.entry["trust"], true);
@@ -612,7 +636,7 @@ mod tests {
             assert_eq!(moved.get(&plan.key[..1]), Some(expected.clone()), "{format:?}");
             // Again: nothing left to move.
             assert!(set_up(&plan, Some(&gateway), &journal, false).unwrap().starts_with("already set up"));
-            let said = undo(&plan, &journal, false).unwrap();
+            let said = undo(&plan, None, &journal, false).unwrap();
             assert!(said.contains("moved 2 servers back"), "{said}");
             assert!(!gateway.file.exists(), "the file setup made is removed");
             let agent = Document::parse(format, &std::fs::read_to_string(&plan.file).unwrap()).unwrap();
@@ -639,11 +663,34 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&plan.file).unwrap(), agent);
         std::fs::write(&gateway.file, "{\"mcpServers\": {\"kept\": {\"command\": \"k\"}}}").unwrap();
         set_up(&plan, Some(&gateway), &journal, false).unwrap();
-        undo(&plan, &journal, false).unwrap();
+        undo(&plan, None, &journal, false).unwrap();
         // The file was there before: it stays, with what it held.
         let left = Document::parse(Format::Json, &std::fs::read_to_string(&gateway.file).unwrap()).unwrap();
         assert_eq!(left.get(&["mcpServers"]), Some(json!({"kept": {"command": "k"}})));
         let back = Document::parse(Format::Json, &std::fs::read_to_string(&plan.file).unwrap()).unwrap();
         assert_eq!(back.get(&["mcpServers"]), Some(json!({"a": {"command": "mine"}})));
+    }
+
+    #[test]
+    fn the_gateway_leaves_the_servers_the_agent_switched_off() {
+        let temp = tempfile::tempdir().unwrap();
+        let plan = plan_in(temp.path(), Format::Json);
+        let text = json!({
+            "mcp": {"excluded": ["excluded"], "allowed": ["on", "off", "excluded"]},
+            "mcpServers": {
+                "on": {"command": "a"},
+                "off": {"command": "b", "disabled": true},
+                "excluded": {"command": "c"},
+                "not-allowed": {"command": "d"},
+                "disabled-codex-style": {"command": "e", "enabled": false},
+            },
+        });
+        let doc = Document::parse(Format::Json, &text.to_string()).unwrap();
+        let names: Vec<String> = other_servers(&plan, &doc).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(names, ["on"]);
+        let older = json!({"excludeMCPServers": ["x"], "mcpServers": {"x": {"command": "x"}, "y": {"command": "y"}}});
+        let doc = Document::parse(Format::Json, &older.to_string()).unwrap();
+        let names: Vec<String> = other_servers(&plan, &doc).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(names, ["y"]);
     }
 }

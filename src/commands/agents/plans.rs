@@ -35,10 +35,12 @@ pub(super) struct Plan {
     pub(super) notes: Vec<&'static str>,
 }
 
-/// The variables codeact's server reads, which Codex passes on only when named: codeact's own,
-/// and where the user keeps configuration and state (its config, trust, and the servers
+/// The variables codeact's server reads, which Codex passes on only when named: codeact's own
+/// (`CODEACT_NESTED` too, so that a codeact that Codex runs as another codeact's server starts
+/// no servers again), and where the user keeps configuration and state (its config, trust, and the servers
 /// `--gateway` moved are found there).
-const SERVER_VARIABLES: [&str; 12] = [
+const SERVER_VARIABLES: [&str; 13] = [
+    env::NESTED,
     env::BACKEND,
     env::TIMEOUT,
     env::MAX_MEMORY,
@@ -62,10 +64,11 @@ pub(super) struct Places<'a> {
 }
 
 /// The scope an agent is set up in when none is named: the project where the agent reads a
-/// project file, else the user's.
+/// project file headless, else the user's.
 pub(super) fn default_scope(agent: SetupAgent) -> Scope {
     match agent {
-        SetupAgent::Copilot | SetupAgent::Codex => Scope::User,
+        // Headless Qwen Code skips a project's servers until approved interactively.
+        SetupAgent::Copilot | SetupAgent::Codex | SetupAgent::Qwen => Scope::User,
         _ => Scope::Project,
     }
 }
@@ -90,6 +93,14 @@ fn place(agent: SetupAgent, scope: Scope, places: &Places<'_>) -> Result<(PathBu
         (SetupAgent::Claude, Scope::User) => (home.join(".claude.json"), Format::Json, SERVERS),
         (SetupAgent::Codex, Scope::User) => {
             (codex_home(home).join("config.toml"), Format::Toml, &["mcp_servers", "codeact"])
+        }
+        (SetupAgent::Gemini, Scope::User) => {
+            let base = env::var("GEMINI_CLI_HOME").map_or_else(|| home.to_path_buf(), PathBuf::from);
+            (base.join(".gemini").join("settings.json"), Format::Json, SERVERS)
+        }
+        (SetupAgent::Qwen, Scope::User) => {
+            let base = env::var("QWEN_HOME").map_or_else(|| home.join(".qwen"), PathBuf::from);
+            (base.join("settings.json"), Format::Json, SERVERS)
         }
         (SetupAgent::Gemini, _) => (at(".gemini", "settings.json"), Format::Json, SERVERS),
         (SetupAgent::Qwen, _) => (at(".qwen", "settings.json"), Format::Json, SERVERS),

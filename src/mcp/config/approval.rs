@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::entry::{Transport, disabled, entries, server};
 use super::env_file::{EnvFile, EnvState, Place, place};
-use super::expand::{Purpose, Vars, expand_into};
+use super::expand::{Purpose, Syntax, Vars, expand_into};
 use crate::paths;
 use crate::trust::quote::{quote, shell_word};
 
@@ -29,10 +29,16 @@ pub(crate) struct Preview {
 /// environment to it. An `envFile` inside the workspace is summed up as `approval` has it (the
 /// names it sets); one outside is said to be read as it is. A disabled server is shown too,
 /// since enabling it changes the file and asks again.
-pub(crate) fn preview(content: &[u8], workspace: &Path, approval: &Approval) -> Result<Vec<Preview>, String> {
+pub(crate) fn preview(
+    content: &[u8],
+    workspace: &Path,
+    approval: &Approval,
+    syntax: Syntax,
+) -> Result<Vec<Preview>, String> {
     // Every variable "expands" to nothing: only the configured text is shown.
     let unexpanded = |_: &str| Some(String::new());
-    let vars = Vars::new(workspace, &unexpanded, Purpose::Preview);
+    let mut vars = Vars::new(workspace, &unexpanded, Purpose::Preview);
+    vars.syntax = syntax;
     Ok(entries(content)
         .map_err(|fault| quote(&fault.message).into_owned())?
         .into_iter()
@@ -101,9 +107,15 @@ pub(crate) struct Approval {
 /// `.` and `..` taken as written: a symbolic link inside the workspace on the way to it, or one
 /// outside that leads into the workspace, makes it a file that is never read (see [`place`]).
 /// Disabled entries read nothing and add nothing: enabling one changes the file.
-pub(crate) fn approval(content: &[u8], workspace: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Approval {
+pub(crate) fn approval(
+    content: &[u8],
+    workspace: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    syntax: Syntax,
+) -> Approval {
     let mut env_files = Vec::new();
-    let vars = Vars::new(workspace, lookup, Purpose::Run);
+    let mut vars = Vars::new(workspace, lookup, Purpose::Run);
+    vars.syntax = syntax;
     for (name, entry) in entries(content).unwrap_or_default() {
         let Some(Value::String(configured)) = entry.get("envFile").filter(|_| matches!(disabled(&entry), Ok(false)))
         else {
@@ -183,7 +195,7 @@ mod tests {
         assert_ne!(env_files_of(&ws, &servers).0, added);
         // A file without env files is approved as it is, as before.
         let plain = json!({"mcpServers": {"g": {"command": "x"}}}).to_string();
-        assert_eq!(approval(plain.as_bytes(), &ws, &env).content, plain.as_bytes());
+        assert_eq!(approval(plain.as_bytes(), &ws, &env, Syntax::Editor).content, plain.as_bytes());
     }
 
     #[test]
@@ -210,7 +222,7 @@ mod tests {
         }})
         .to_string();
         let nothing = Approval { content: Vec::new(), env_files: Vec::new() };
-        let shown = preview(content.as_bytes(), Path::new("/nowhere"), &nothing).unwrap();
+        let shown = preview(content.as_bytes(), Path::new("/nowhere"), &nothing, Syntax::Editor).unwrap();
         let preview = |name: &str, shown: Result<&[&str], &str>| Preview {
             name: name.to_owned(),
             shown: shown.map(|lines| lines.iter().map(|line| (*line).to_owned()).collect()).map_err(str::to_owned),

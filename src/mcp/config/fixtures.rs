@@ -25,7 +25,7 @@ pub(super) fn trusting(ws: &Path) -> Approved {
     let mut approved = Approved::default();
     for source in Source::workspace(ws) {
         if let (Some(rel), Ok(Some(content))) = (source.rel, read_source(&source, ws)) {
-            approved.approve(rel, &approval(&content, ws, &env).content);
+            approved.approve(rel, &approval(&content, ws, &env, source.dialect.syntax()).content);
         }
     }
     approved
@@ -60,7 +60,7 @@ pub(super) fn messages(loaded: &Configured) -> Vec<(&str, &str)> {
 /// summary).
 pub(super) fn env_files_of(ws: &Path, servers: &Value) -> (Vec<u8>, Vec<(String, String, String)>) {
     let content = json!({"mcpServers": servers}).to_string();
-    let approval = approval(content.as_bytes(), ws, &env);
+    let approval = approval(content.as_bytes(), ws, &env, super::expand::Syntax::Editor);
     let files = approval.env_files.iter().map(|f| (f.server.clone(), f.path.clone(), f.summary())).collect();
     (approval.content, files)
 }

@@ -14,6 +14,7 @@ use super::expand::{Purpose, Vars};
 use super::sources::Source;
 use crate::bounded;
 use crate::env;
+use crate::platform::{self, Canonical as _};
 use crate::trust::{Approved, Standing};
 
 /// What the config files hold.
@@ -52,8 +53,16 @@ impl BadEntry {
 
 /// The file at `source` in the editors' form ([`Dialect::canonical`](super::sources::Dialect::canonical)),
 /// `None` when there is none or it names no server.
+/// A workspace file is read only where it really is inside the workspace: a link out of it
+/// (to a file of the user's, say) is refused unread.
 pub(crate) fn read_source(source: &Source, workspace: &Path) -> Result<Option<Vec<u8>>, Fault> {
-    match bounded::read(&source.path, bounded::MAX_FILE_BYTES) {
+    if source.rel.is_some()
+        && let Ok(real) = source.path.canonical()
+        && !workspace.canonical().is_ok_and(|root| platform::is_within(&real, &root))
+    {
+        return Err(Fault::new("mcp-file-outside", "it leads out of the workspace (a symbolic link): not read"));
+    }
+    match bounded::read(&source.path, source.dialect.max_bytes()) {
         Ok(Some(content)) => source.dialect.canonical(&content, workspace),
         Ok(None) => Ok(None),
         Err(err) => Err(Fault::new("mcp-file-unreadable", format!("cannot be read: {err}"))),
@@ -75,10 +84,19 @@ pub(crate) fn load(
     }
     for source in Source::workspace(workspace).iter().chain(users) {
         let path = &source.path;
-        let content = match read_source(source, workspace) {
-            Ok(Some(content)) => content,
-            Ok(None) => continue,
-            Err(fault) => {
+        // A workspace file at a path where nothing was ever approved is untrusted, broken or
+        // not: nothing in it is looked at further, and no problem of it is shown.
+        let never_approved = source.rel.filter(|rel| trust.standing(rel, &[]) == Standing::Untrusted);
+        let content = match (read_source(source, workspace), never_approved) {
+            (Ok(None), _) => continue,
+            // Nothing to trust: all it starts is codeact itself, which is never started.
+            (Ok(Some(content)), _) if source.rel.is_some() && only_codeact(&content) => continue,
+            (Ok(Some(_)) | Err(_), Some(rel)) => {
+                loaded.untrusted.push(rel.to_owned());
+                continue;
+            }
+            (Ok(Some(content)), None) => content,
+            (Err(fault), None) => {
                 loaded.problems.push(BadEntry { name: String::new(), source: path.clone(), message: fault.message });
                 continue;
             }
@@ -86,10 +104,7 @@ pub(crate) fn load(
         let mut vars = Vars::new(workspace, lookup, Purpose::Run);
         vars.syntax = source.dialect.syntax();
         if let Some(rel) = source.rel {
-            // `standing` of no content is `Untrusted` only when nothing was ever approved at
-            // `rel`: such a file is not even parsed for its env files.
-            let approval = (trust.standing(rel, &[]) != Standing::Untrusted)
-                .then(|| approval(&content, workspace, lookup))
+            let approval = Some(approval(&content, workspace, lookup, vars.syntax))
                 .filter(|approval| trust.trusts(rel, &approval.content));
             let Some(approval) = approval else {
                 loaded.untrusted.push(rel.to_owned());
@@ -119,6 +134,18 @@ pub(crate) fn load(
         }
     }
     loaded
+}
+
+/// Whether every server of a config file is codeact's own ([`Server::is_codeact`]), as
+/// `codeact setup` writes it into a project: a file with nothing else needs no trust.
+pub(crate) fn only_codeact(content: &[u8]) -> bool {
+    let Ok(entries) = entries(content) else { return false };
+    !entries.is_empty()
+        && entries.iter().all(|(name, entry)| {
+            let unexpanded = |_: &str| None;
+            let vars = Vars::new(Path::new(""), &unexpanded, Purpose::Preview);
+            name == "codeact" || super::entry::server(name, entry, Path::new(""), &vars).is_ok_and(|s| s.is_codeact())
+        })
 }
 
 #[cfg(test)]

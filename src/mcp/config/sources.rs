@@ -10,6 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::entry::Fault;
 use super::expand::Syntax;
+use crate::dirs::AgentMcp;
+use crate::trust::quote::quote;
 
 /// How one agent writes its MCP servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,28 +104,34 @@ impl Source {
     /// variable names is read.
     #[must_use]
     pub(crate) fn user(lookup: &dyn Fn(&str) -> Option<String>, codeact: Option<&Path>) -> Vec<Self> {
-        let var = |name: &str| lookup(name).filter(|value| !value.is_empty()).map(PathBuf::from);
-        let home = var("HOME").or_else(|| var("USERPROFILE"));
-        let under = |name: &str, default: &str| var(name).or_else(|| Some(home.as_ref()?.join(default)));
-        let config = var("XDG_CONFIG_HOME").or_else(|| Some(home.as_ref()?.join(".config")));
-        let files = [
-            (under("COPILOT_HOME", ".copilot").map(|dir| dir.join("mcp-config.json")), Dialect::Editor),
-            (home.as_ref().map(|home| home.join(".claude.json")), Dialect::ClaudeUser),
-            (under("CODEX_HOME", ".codex").map(|dir| dir.join("config.toml")), Dialect::Codex),
-            (under("GEMINI_CLI_HOME", "").map(|dir| dir.join(".gemini/settings.json")), Dialect::Gemini),
-            (under("QWEN_HOME", ".qwen").map(|dir| dir.join("settings.json")), Dialect::Gemini),
-            (home.as_ref().map(|home| home.join(".cursor/mcp.json")), Dialect::Editor),
-            (config.as_ref().map(|dir| dir.join("opencode/opencode.json")), Dialect::OpenCode),
-            (config.as_ref().map(|dir| dir.join("opencode/opencode.jsonc")), Dialect::OpenCode),
-        ];
-        let gateway = GATEWAY_FILES
-            .iter()
-            .filter_map(|(id, _, dialect)| Some((Some(codeact?.join(gateway_file(id)?.1)), *dialect)));
-        gateway.chain(files).filter_map(|(path, dialect)| Some(Self { path: path?, rel: None, dialect })).collect()
+        let gateway = GATEWAY_FILES.iter().filter_map(|(id, _, dialect)| {
+            Some(Self { path: codeact?.join(gateway_file(id)?.1), rel: None, dialect: *dialect })
+        });
+        let agents = crate::dirs::agent_mcp_files(lookup).into_iter().map(|(agent, path)| {
+            let dialect = match agent {
+                AgentMcp::Copilot | AgentMcp::Cursor => Dialect::Editor,
+                AgentMcp::Claude => Dialect::ClaudeUser,
+                AgentMcp::Codex => Dialect::Codex,
+                AgentMcp::Gemini | AgentMcp::Qwen => Dialect::Gemini,
+                AgentMcp::OpenCode => Dialect::OpenCode,
+            };
+            Self { path, rel: None, dialect }
+        });
+        gateway.chain(agents).collect()
     }
 }
 
 impl Dialect {
+    /// The largest file of this form that is read: Claude Code keeps its history beside its
+    /// servers in `~/.claude.json`.
+    #[must_use]
+    pub(crate) fn max_bytes(self) -> u64 {
+        match self {
+            Self::ClaudeUser => 64 * 1024 * 1024,
+            _ => crate::bounded::MAX_FILE_BYTES,
+        }
+    }
+
     /// How the values of its entries name variables.
     #[must_use]
     pub(crate) fn syntax(self) -> Syntax {
@@ -157,11 +165,11 @@ type Servers = Option<Map<String, Value>>;
 
 fn json_file(content: &[u8], comments: bool) -> Result<Map<String, Value>, Fault> {
     let text = std::str::from_utf8(content).map_err(|_| Fault::new("mcp-json-invalid", "the file is not UTF-8"))?;
+    let invalid = |err: &dyn std::fmt::Display| Fault::new("mcp-json-invalid", quote(&format!("invalid JSON: {err}")));
     let parsed: Value = if comments {
-        jsonc_parser::parse_to_serde_value(text, &jsonc_parser::ParseOptions::default())
-            .map_err(|err| Fault::new("mcp-json-invalid", format!("invalid JSON: {err}")))?
+        jsonc_parser::parse_to_serde_value(text, &jsonc_parser::ParseOptions::default()).map_err(|err| invalid(&err))?
     } else {
-        serde_json::from_str(text).map_err(|err| Fault::new("mcp-json-invalid", format!("invalid JSON: {err}")))?
+        serde_json::from_str(text).map_err(|err| invalid(&err))?
     };
     match parsed {
         Value::Object(top) => Ok(top),
@@ -172,7 +180,16 @@ fn json_file(content: &[u8], comments: bool) -> Result<Map<String, Value>, Fault
 
 fn toml_file(content: &[u8]) -> Result<Map<String, Value>, Fault> {
     let text = std::str::from_utf8(content).map_err(|_| Fault::new("mcp-toml-invalid", "the file is not UTF-8"))?;
-    toml_edit::de::from_str(text).map_err(|err| Fault::new("mcp-toml-invalid", format!("invalid TOML: {err}")))
+    toml_edit::de::from_str(text).map_err(|err| {
+        // Where, and the parser's words: never the file's text, which may be anything a link
+        // led to.
+        let at = err.span().map_or(0, |span| span.start).min(text.len());
+        let before = &text[..(0..=at).rev().find(|at| text.is_char_boundary(*at)).unwrap_or(0)];
+        let line = before.lines().count().max(1) + usize::from(before.ends_with('\n'));
+        let column = before.len() - before.rfind('\n').map_or(0, |newline| newline + 1) + 1;
+        let message = quote(err.message().trim()).into_owned();
+        Fault::new("mcp-toml-invalid", format!("invalid TOML at line {line} column {column}: {message}"))
+    })
 }
 
 /// The object of servers at `key`, `None` when there is no such key.
@@ -209,11 +226,7 @@ fn claude_user(top: &Map<String, Value>, workspace: &Path) -> Result<Servers, Fa
 
 fn gemini(top: &Map<String, Value>) -> Result<Servers, Fault> {
     let Some(servers) = servers_at(top, "mcpServers")? else { return Ok(None) };
-    let names = |key: &str| -> Option<Vec<String>> {
-        let list = top.get("mcp")?.get(key)?.as_array()?;
-        Some(list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-    };
-    let (allowed, excluded) = (names("allowed"), names("excluded").unwrap_or_default());
+    let (allowed, excluded) = gemini_lists(top);
     let converted = servers.iter().map(|(name, entry)| {
         let Value::Object(entry) = entry else { return (name.clone(), entry.clone()) };
         let mut ours = renamed(
@@ -242,6 +255,16 @@ fn gemini(top: &Map<String, Value>) -> Result<Servers, Fault> {
         (name.clone(), Value::Object(ours))
     });
     Ok(Some(converted.collect()))
+}
+
+/// The servers Gemini CLI's settings allow (`mcp.allowed`, or the older `allowMCPServers`;
+/// `None` for all) and exclude (`mcp.excluded`, `excludeMCPServers`).
+pub(crate) fn gemini_lists(top: &Map<String, Value>) -> (Option<Vec<String>>, Vec<String>) {
+    let names = |nested: &str, older: &str| -> Option<Vec<String>> {
+        let list = top.get("mcp").and_then(|mcp| mcp.get(nested)).or_else(|| top.get(older))?.as_array()?;
+        Some(list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+    };
+    (names("allowed", "allowMCPServers"), names("excluded", "excludeMCPServers").unwrap_or_default())
 }
 
 /// A timeout in milliseconds as ours in seconds; a value that is not a number is carried over
@@ -664,10 +687,36 @@ args = ["mcp", "serve"]
         assert_eq!(
             problems,
             [
-                (".codex/config.toml", "invalid TOML"),
+                (".codex/config.toml", "invalid TOML at line 1 column 13"),
                 (".gemini/settings.json", "`mcpServers` must be an object of servers by name"),
                 (".config/opencode/opencode.json", "the file is not a JSON object"),
             ]
         );
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_workspace_file_that_leads_out_is_never_read_and_no_message_quotes_a_file() {
+        let temp = tempfile::tempdir().unwrap();
+        let (ws, outside) = (temp.path().join("ws"), temp.path().join("secret"));
+        write(&outside, "https://alice:ghp_SECRET123@github.com\n");
+        std::fs::create_dir_all(ws.join(".codex")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join(".codex/config.toml")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("opencode.json")).unwrap();
+        // Never approved: untrusted, and not a problem to show.
+        let loaded = load(&ws, &[], &Approved::default(), &env);
+        assert_eq!((loaded.untrusted.len(), loaded.problems.len()), (2, 0), "{loaded:?}");
+        // Approved once, then a link: refused unread.
+        let mut trust = Approved::default();
+        trust.approve(".codex/config.toml", b"anything");
+        let loaded = load(&ws, &[], &trust, &env);
+        let said = format!("{:?}", loaded.problems);
+        assert!(said.contains("leads out of the workspace") && !said.contains("SECRET"), "{said}");
+        // A broken file of the user's own is named by line and column, never quoted.
+        let home = temp.path().join("home");
+        write(&home.join(".codex/config.toml"), "model = \"o3\"\nhttps://alice:ghp_SECRET123@github.com\n");
+        let loaded = load(&ws, &users(&home), &Approved::default(), &env);
+        let said = format!("{:?}", loaded.problems);
+        assert!(said.contains("invalid TOML at line 2 column ") && !said.contains("SECRET"), "{said}");
     }
 }

@@ -79,6 +79,15 @@ impl Protected {
                 protected.add_own(root, &dir, what, why, false);
             }
         }
+        // Every agent's own MCP configuration: codeact and the agent start what it names. Its
+        // folder with it (an agent reads instructions and settings beside it), except the home
+        // folder itself, of which only the file.
+        let home = crate::env::var(crate::env::HOME).map(PathBuf::from);
+        for (_, file) in crate::dirs::agent_mcp_files(&crate::env::var) {
+            let folder = file.parent().filter(|folder| Some(*folder) != home.as_deref());
+            let why = "an agent and codeact start the MCP servers it names";
+            protected.add_own(root, folder.unwrap_or(&file), "an agent's MCP configuration", why, false);
+        }
         if let Some(home) = crate::env::var(crate::env::HOME) {
             let why = "shells, git, ssh and other programs run or trust what is there";
             protected.add_own(root, Path::new(&home), "the home directory's dot-files", why, true);
