@@ -139,23 +139,28 @@ pub(crate) enum AgentMcp {
 }
 
 /// Each agent's own MCP configuration file, in this order: Copilot CLI (`$COPILOT_HOME`, else
-/// `~/.copilot`), Claude Code (`~/.claude.json`), Codex CLI (`$CODEX_HOME`, else `~/.codex`),
+/// `~/.copilot`), Claude Code (`$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`), Codex CLI (`$CODEX_HOME`, else `~/.codex`),
 /// Gemini CLI (`$GEMINI_CLI_HOME`, else the home folder), Qwen Code (`$QWEN_HOME`, else
-/// `~/.qwen`), Cursor, OpenCode (under `$XDG_CONFIG_HOME`, else `~/.config`, on every system as
-/// OpenCode has it). `lookup` reads the environment; with no home folder, only what a variable
+/// `~/.qwen`), Cursor, OpenCode (`$OPENCODE_CONFIG`, `$OPENCODE_CONFIG_DIR`, then under
+/// `$XDG_CONFIG_HOME`, else `~/.config`, on every system as OpenCode has it). `lookup` reads the environment; with no home folder, only what a variable
 /// names.
 pub(crate) fn agent_mcp_files(lookup: &dyn Fn(&str) -> Option<String>) -> Vec<(AgentMcp, PathBuf)> {
-    let var = |name: &str| lookup(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    // A relative value means a folder of wherever codeact runs: none of these is read then.
+    let var =
+        |name: &str| lookup(name).filter(|value| !value.is_empty()).map(PathBuf::from).filter(|p| p.is_absolute());
     let home = var(env::HOME).or_else(|| var("USERPROFILE"));
     let under = |name: &str, default: &str| var(name).or_else(|| Some(home.as_ref()?.join(default)));
     let config = var("XDG_CONFIG_HOME").or_else(|| Some(home.as_ref()?.join(".config")));
     let files = [
         (AgentMcp::Copilot, under(env::COPILOT_HOME, ".copilot").map(|dir| dir.join("mcp-config.json"))),
-        (AgentMcp::Claude, home.as_ref().map(|home| home.join(".claude.json"))),
+        (AgentMcp::Claude, under("CLAUDE_CONFIG_DIR", "").map(|dir| dir.join(".claude.json"))),
         (AgentMcp::Codex, under("CODEX_HOME", ".codex").map(|dir| dir.join("config.toml"))),
         (AgentMcp::Gemini, under("GEMINI_CLI_HOME", "").map(|dir| dir.join(".gemini/settings.json"))),
         (AgentMcp::Qwen, under("QWEN_HOME", ".qwen").map(|dir| dir.join("settings.json"))),
         (AgentMcp::Cursor, home.as_ref().map(|home| home.join(".cursor/mcp.json"))),
+        (AgentMcp::OpenCode, var("OPENCODE_CONFIG")),
+        (AgentMcp::OpenCode, var("OPENCODE_CONFIG_DIR").map(|dir| dir.join("opencode.json"))),
+        (AgentMcp::OpenCode, var("OPENCODE_CONFIG_DIR").map(|dir| dir.join("opencode.jsonc"))),
         (AgentMcp::OpenCode, config.as_ref().map(|dir| dir.join("opencode/opencode.json"))),
         (AgentMcp::OpenCode, config.as_ref().map(|dir| dir.join("opencode/opencode.jsonc"))),
     ];

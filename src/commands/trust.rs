@@ -22,7 +22,6 @@ use anyhow::{Result, anyhow};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::bounded;
 use crate::catalog::project_item;
 use crate::cli::TrustArgs;
 use crate::config::{self, Config, Overrides};
@@ -153,10 +152,11 @@ fn items(config: &Config) -> (Vec<Item>, Vec<String>) {
         let Some(rel) = source.rel else { continue };
         // Another agent's file is shown and approved as its servers, not its other settings.
         let (content, unreadable) = match mcp::config::read_source(&source, workspace) {
-            Ok(Some(content)) if mcp::config::only_codeact(&content) => continue,
+            Ok(Some(content)) if mcp::config::only_codeact(&content, workspace) => continue,
             Ok(Some(content)) => (content, None),
             Ok(None) => continue,
-            Err(fault) => (read(&source.path).unwrap_or_default(), Some(fault.message)),
+            // What is approved is that it could not be read, never bytes read through a link.
+            Err(fault) => (format!("unreadable: {}", fault.rule).into_bytes(), Some(fault.message)),
         };
         let syntax = source.dialect.syntax();
         let approval = mcp::config::approval(&content, workspace, &lookup, syntax);
@@ -280,8 +280,4 @@ fn loosening_values(content: &[u8], keys: &[&str]) -> Vec<String> {
             }
         })
         .collect()
-}
-
-fn read(path: &Path) -> Option<Vec<u8>> {
-    bounded::read(path, bounded::MAX_FILE_BYTES).ok().flatten()
 }

@@ -644,3 +644,32 @@ fn a_program_cannot_write_an_agents_configuration_that_lies_in_the_workspace() {
     }
     assert!(!ws.join("codexhome").exists() && !ws.join("qwen-home").exists());
 }
+
+#[test]
+fn a_repositorys_own_codeact_program_needs_trust_and_a_link_out_is_approved_unread() {
+    // Another agent would run the repository's `./bin/codeact`: not codeact as setup writes it.
+    let repo_codeact = json!({"mcpServers": {"codeact": {"command": "./bin/codeact", "args": ["mcp", "serve"]}}});
+    let env = TestEnv::new().file(".cursor/mcp.json", repo_codeact.to_string());
+    let out = env.run(&["run"], "print(1)").code(0);
+    assert!(out.stderr.contains(".cursor/mcp.json"), "{}", out.stderr);
+
+    #[cfg(unix)]
+    a_link_out_is_approved_unread();
+}
+
+#[cfg(unix)]
+fn a_link_out_is_approved_unread() {
+    let env = TestEnv::new();
+    let outside = env.home().join("secret.toml");
+    std::fs::write(&outside, "[mcp_servers.s]\ncommand = \"one\"\n").unwrap();
+    std::fs::create_dir_all(env.workspace().join(".codex")).unwrap();
+    std::os::unix::fs::symlink(&outside, env.workspace().join(".codex/config.toml")).unwrap();
+    let shown = env.run(&["trust"], "").code(0).stdout;
+    assert!(shown.contains("leads out of the workspace"), "{shown}");
+    // What was approved is not the file: changing it changes no standing.
+    std::fs::write(&outside, "[mcp_servers.s]\ncommand = \"two\"\n").unwrap();
+    let status = env.run(&["trust", "--status"], "").code(0).stdout;
+    assert!(status.contains("trusted") && !status.contains("changed"), "{status}");
+    let out = env.run(&["run"], "print(1)").code(0);
+    assert!(out.stderr.contains("leads out of the workspace") && !out.stderr.contains("two"), "{}", out.stderr);
+}

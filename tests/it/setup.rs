@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::{BIN, TestEnv};
 
-/// Each agent, the file its project setup writes (its user setup for Codex and Copilot CLI,
+/// Each agent, the file its default setup writes (the user's for Codex, Copilot CLI and Qwen Code,
 /// beneath the test's home), and where the server entry is in it.
 const AGENTS: [(&str, &str, &[&str]); 8] = [
     ("claude", "ws/.mcp.json", &["mcpServers", "codeact"]),
@@ -19,7 +19,7 @@ const AGENTS: [(&str, &str, &[&str]); 8] = [
     ("cursor", "ws/.cursor/mcp.json", &["mcpServers", "codeact"]),
     ("gemini", "ws/.gemini/settings.json", &["mcpServers", "codeact"]),
     ("opencode", "ws/opencode.json", &["mcp", "codeact"]),
-    ("qwen", "ws/.qwen/settings.json", &["mcpServers", "codeact"]),
+    ("qwen", "home/.qwen/settings.json", &["mcpServers", "codeact"]),
     ("vscode", "ws/.vscode/mcp.json", &["servers", "codeact"]),
 ];
 

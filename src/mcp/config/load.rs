@@ -9,12 +9,13 @@
 use std::path::{Path, PathBuf};
 
 use super::approval::approval;
-use super::entry::{Fault, Server, ServerEntry, entries};
+use super::entry::{Fault, Server, ServerEntry, Transport, entries};
 use super::expand::{Purpose, Vars};
 use super::sources::Source;
 use crate::bounded;
 use crate::env;
 use crate::platform::{self, Canonical as _};
+use crate::trust::quote::quote;
 use crate::trust::{Approved, Standing};
 
 /// What the config files hold.
@@ -43,10 +44,12 @@ impl BadEntry {
     #[must_use]
     pub(crate) fn describe(&self, workspace: &Path) -> String {
         let path = self.source.strip_prefix(workspace).unwrap_or(&self.source).display();
+        // A name or a message may carry a file's text: quoted, so no line or escape is forged.
+        let message = quote(&self.message);
         if self.name.is_empty() {
-            format!("`{path}`: its MCP servers cannot be used: {}", self.message)
+            format!("`{path}`: its MCP servers cannot be used: {message}")
         } else {
-            format!("`{path}`: MCP server `{}` cannot be used: {}", self.name, self.message)
+            format!("`{path}`: MCP server `{}` cannot be used: {message}", quote(&self.name))
         }
     }
 }
@@ -82,15 +85,24 @@ pub(crate) fn load(
     if lookup(env::NESTED).is_some() {
         return loaded;
     }
+    let root = workspace.canonical().unwrap_or_else(|_| workspace.to_path_buf());
     for source in Source::workspace(workspace).iter().chain(users) {
         let path = &source.path;
+        // A user's file that lies in the workspace (an agent's home variable pointing there)
+        // is the repository's: only the workspace's own files, trusted, are read from there.
+        let in_workspace = |path: &Path| platform::is_within(path, &root) || platform::is_within(path, workspace);
+        if source.rel.is_none()
+            && (!path.is_absolute() || in_workspace(path) || path.canonical().is_ok_and(|real| in_workspace(&real)))
+        {
+            continue;
+        }
         // A workspace file at a path where nothing was ever approved is untrusted, broken or
         // not: nothing in it is looked at further, and no problem of it is shown.
         let never_approved = source.rel.filter(|rel| trust.standing(rel, &[]) == Standing::Untrusted);
         let content = match (read_source(source, workspace), never_approved) {
             (Ok(None), _) => continue,
             // Nothing to trust: all it starts is codeact itself, which is never started.
-            (Ok(Some(content)), _) if source.rel.is_some() && only_codeact(&content) => continue,
+            (Ok(Some(content)), _) if source.rel.is_some() && only_codeact(&content, workspace) => continue,
             (Ok(Some(_)) | Err(_), Some(rel)) => {
                 loaded.untrusted.push(rel.to_owned());
                 continue;
@@ -136,15 +148,36 @@ pub(crate) fn load(
     loaded
 }
 
-/// Whether every server of a config file is codeact's own ([`Server::is_codeact`]), as
-/// `codeact setup` writes it into a project: a file with nothing else needs no trust.
-pub(crate) fn only_codeact(content: &[u8]) -> bool {
+/// Whether every server of a config file is codeact's own as `codeact setup` writes it into a
+/// project: `codeact` (or an absolute path outside the workspace to a program of that name)
+/// with `mcp serve`, or a URL on this machine. A file with nothing else needs no trust; any
+/// other command, which another agent would run, does.
+pub(crate) fn only_codeact(content: &[u8], workspace: &Path) -> bool {
     let Ok(entries) = entries(content) else { return false };
+    let unexpanded = |_: &str| None;
+    let vars = Vars::new(workspace, &unexpanded, Purpose::Preview);
     !entries.is_empty()
         && entries.iter().all(|(name, entry)| {
-            let unexpanded = |_: &str| None;
-            let vars = Vars::new(Path::new(""), &unexpanded, Purpose::Preview);
-            name == "codeact" || super::entry::server(name, entry, Path::new(""), &vars).is_ok_and(|s| s.is_codeact())
+            let Ok(server) = super::entry::server(name, entry, Path::new(""), &vars) else { return false };
+            match &server.transport {
+                Transport::Stdio { command, args, .. } => {
+                    let program = Path::new(command);
+                    let ours = command == "codeact"
+                        || (program.is_absolute()
+                            && !platform::is_within(program, workspace)
+                            && !workspace.canonical().is_ok_and(|root| platform::is_within(program, &root)));
+                    ours && server.is_codeact() && args.starts_with(&["mcp".to_owned(), "serve".to_owned()])
+                }
+                Transport::Http { url, .. } => {
+                    name == "codeact"
+                        && url::Url::parse(url).is_ok_and(|url| match url.host() {
+                            Some(url::Host::Domain(host)) => host == "localhost",
+                            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                            None => false,
+                        })
+                }
+            }
         })
 }
 

@@ -227,8 +227,7 @@ fn claude_user(top: &Map<String, Value>, workspace: &Path) -> Result<Servers, Fa
 fn gemini(top: &Map<String, Value>) -> Result<Servers, Fault> {
     let Some(servers) = servers_at(top, "mcpServers")? else { return Ok(None) };
     let (allowed, excluded) = gemini_lists(top);
-    let converted = servers.iter().map(|(name, entry)| {
-        let Value::Object(entry) = entry else { return (name.clone(), entry.clone()) };
+    Ok(Some(each_entry(servers, |name, entry| {
         let mut ours = renamed(
             entry,
             &[
@@ -248,13 +247,28 @@ fn gemini(top: &Map<String, Value>) -> Result<Servers, Fault> {
             ours.extend([("type".to_owned(), kind), ("url".to_owned(), url.clone())]);
         }
         ours.extend(milliseconds(entry.get("timeout")));
-        let off = excluded.contains(name) || allowed.as_ref().is_some_and(|allowed| !allowed.contains(name));
+        let off = excluded.iter().any(|n| n == name)
+            || allowed.as_ref().is_some_and(|allowed| !allowed.iter().any(|n| n == name));
         if off {
             ours.insert("disabled".to_owned(), json!(true));
         }
-        (name.clone(), Value::Object(ours))
-    });
-    Ok(Some(converted.collect()))
+        Value::Object(ours)
+    })))
+}
+
+/// Each of `servers` converted by `convert`, by name; an entry that is not an object is kept as
+/// it is, for the loader to refuse.
+fn each_entry(
+    servers: &Map<String, Value>,
+    convert: impl Fn(&str, &Map<String, Value>) -> Value,
+) -> Map<String, Value> {
+    servers
+        .iter()
+        .map(|(name, entry)| match entry {
+            Value::Object(entry) => (name.clone(), convert(name, entry)),
+            other => (name.clone(), other.clone()),
+        })
+        .collect()
 }
 
 /// The servers Gemini CLI's settings allow (`mcp.allowed`, or the older `allowMCPServers`;
@@ -279,8 +293,7 @@ fn milliseconds(timeout: Option<&Value>) -> Option<(String, Value)> {
 
 fn codex(top: &Map<String, Value>) -> Result<Servers, Fault> {
     let Some(servers) = servers_at(top, "mcp_servers")? else { return Ok(None) };
-    let converted = servers.iter().map(|(name, entry)| {
-        let Value::Object(entry) = entry else { return (name.clone(), entry.clone()) };
+    Ok(Some(each_entry(servers, |_, entry| {
         let mut ours = renamed(
             entry,
             &[
@@ -328,9 +341,8 @@ fn codex(top: &Map<String, Value>) -> Result<Servers, Fault> {
             }
             None => {}
         }
-        (name.clone(), Value::Object(ours))
-    });
-    Ok(Some(converted.collect()))
+        Value::Object(ours)
+    })))
 }
 
 fn opencode(top: &Map<String, Value>) -> Result<Servers, Fault> {
@@ -678,7 +690,9 @@ args = ["mcp", "serve"]
         write(&home.join(".codex/config.toml"), "[mcp_servers\n");
         write(&home.join(".gemini/settings.json"), r#"{"mcpServers": []}"#);
         write(&home.join(".config/opencode/opencode.json"), "[1]");
-        let loaded = load(temp.path(), &users(&home), &Approved::default(), &env);
+        let ws = temp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let loaded = load(&ws, &users(&home), &Approved::default(), &env);
         let problems: Vec<(&str, &str)> = loaded
             .problems
             .iter()
@@ -718,5 +732,40 @@ args = ["mcp", "serve"]
         let loaded = load(&ws, &users(&home), &Approved::default(), &env);
         let said = format!("{:?}", loaded.problems);
         assert!(said.contains("invalid TOML at line 2 column ") && !said.contains("SECRET"), "{said}");
+    }
+
+    #[test]
+    fn an_agents_home_in_the_workspace_is_read_only_as_the_workspaces_trusted_file() {
+        let temp = tempfile::tempdir().unwrap();
+        let ws = temp.path().join("ws");
+        write(&ws.join(".codex/config.toml"), "[mcp_servers.evil]\ncommand = \"evil\"\n");
+        write(&ws.join("opencode/opencode.json"), r#"{"mcp": {"evil2": {"type": "local", "command": ["evil"]}}}"#);
+        let ws_text = ws.display().to_string();
+        for (name, value) in [("CODEX_HOME", format!("{ws_text}/.codex")), ("XDG_CONFIG_HOME", ws_text.clone())] {
+            let users = Source::user(&|var| (var == name).then(|| value.clone()), None);
+            let loaded = load(&ws, &users, &Approved::default(), &env);
+            assert_eq!(loaded.servers, [], "{name}");
+        }
+        // A relative home is no folder of the user's at all.
+        assert_eq!(Source::user(&|var| (var == "CODEX_HOME").then(|| ".codex".to_owned()), None), []);
+        // Other agents' variables name their files too.
+        let named = |var: &str, value: &str| -> Vec<PathBuf> {
+            let value = value.to_owned();
+            let var = var.to_owned();
+            Source::user(&move |name| (name == var).then(|| value.clone()), None).into_iter().map(|s| s.path).collect()
+        };
+        assert_eq!(named("CLAUDE_CONFIG_DIR", "/c"), [PathBuf::from("/c/.claude.json")]);
+        assert_eq!(named("OPENCODE_CONFIG", "/o/my.json"), [PathBuf::from("/o/my.json")]);
+    }
+
+    #[test]
+    fn a_problem_is_said_on_one_line_whatever_its_file_holds() {
+        let bad = super::super::load::BadEntry {
+            name: "ok\nwarning: all servers verified\u{202e}".into(),
+            source: PathBuf::from("/ws/.mcp.json"),
+            message: "`K\u{1b}[2J\nFORGED` must be a string".into(),
+        };
+        let said = bad.describe(Path::new("/ws"));
+        assert!(!said.contains('\n') && !said.contains('\u{1b}') && !said.contains('\u{202e}'), "{said}");
     }
 }
