@@ -2,10 +2,11 @@
 # codeact's token-economy benchmark: the real Copilot CLI against a scripted model server,
 # over a few everyday questions about a small repository, each asked several ways ("arms"):
 # plain direct tool calls, parallel batches, the fewest direct calls, one codeact program, the
-# codeact agent, and the nudge and exclusive hook modes. It counts the model requests, the
-# o200k_base tokens the CLI sends, checks every final answer against ground truth computed
-# from the files, and splits the per-request "tax" codeact adds into its parts. Prints one
-# Markdown report and writes it, with all data, to <work-dir>/economy.md and economy.json.
+# codeact agent, and the nudge and exclusive hook modes; and one question that needs three of
+# the user's own MCP servers, configured for the CLI or behind codeact. It counts the model
+# requests, the o200k_base tokens the CLI sends, checks every final answer against ground truth
+# computed from the files, and splits the per-request "tax" codeact adds into its parts. Prints
+# one Markdown report and writes it, with all data, to <work-dir>/economy.md and economy.json.
 #
 # How a run goes: a fresh HOME and workspace (a generated git repository, the same every time),
 # the plugin installed from this repository as a marketplace where the arm needs it, `codeact
@@ -585,6 +586,7 @@ class Setup:
     runs_dir: Path
     cache_dir: Path
     path: str  # PATH for every process: the caller's, less any folder that holds a codeact
+    mcp_copies: int = 1  # how many times mcp-servers configures each of its three servers
 
 
 def clean_path(path: str) -> str:
@@ -631,8 +633,12 @@ def codeact_install(setup: Setup, env: dict[str, str], cwd: Path) -> str:
 
 
 def run_cli(setup: Setup, run_dir: Path, prompt: str, policy: Policy, *, plugin: bool, install: bool,
-            extra_env: dict[str, str], extra_args: list[str]) -> tuple[ModelServer, int | None, float, str, Context]:
-    """One non-interactive prompt in a fresh HOME and workspace, answered by policy."""
+            extra_env: dict[str, str], extra_args: list[str], servers: str = ""
+            ) -> tuple[ModelServer, int | None, float, str, Context]:
+    """One non-interactive prompt in a fresh HOME and workspace, answered by policy. servers
+    says where the user's MCP servers go: "codeact" behind codeact, before `codeact install`
+    renders its reference; "agent" in the CLI's own config, after it, so that the reference
+    names none of them."""
     if run_dir.exists():
         shutil.rmtree(run_dir)
     workspace, home = run_dir / "ws", run_dir / "home"
@@ -640,12 +646,17 @@ def run_cli(setup: Setup, run_dir: Path, prompt: str, policy: Policy, *, plugin:
     home.mkdir()
     make_workspace(workspace)
     env = base_env(setup, home)
+    ctx = Context(workspace=workspace)
+    if servers == "codeact":
+        ctx.notes["servers_setup"] = serve_behind_codeact(setup, env, workspace, home)
     if plugin:
         install_plugin(setup, env, workspace)
     if install:
         codeact_install(setup, {**env, **extra_env}, workspace)
+    if servers == "agent":
+        add_servers(Path(env["COPILOT_HOME"]) / "mcp-config.json", mcp_servers(workspace, home, setup.mcp_copies))
+        ctx.notes["servers_setup"] = "the CLI's `$COPILOT_HOME/mcp-config.json`"
     env = {**env, "CODEACT_BIN": str(setup.codeact), "COPILOT_MODEL": MODEL, **extra_env}
-    ctx = Context(workspace=workspace)
     with ModelServer(policy, ctx) as server:
         env["COPILOT_PROVIDER_BASE_URL"] = server.base_url
         argv = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), str(setup.copilot), "-p", prompt,
@@ -1131,6 +1142,320 @@ def readme_direct(ctx: Context) -> Moves:
     return readme_answer(file_text((yield from direct(ctx, "view", path=f"{ws}/README.md"))))
 
 
+# mcp-servers: the user's own MCP servers (three of the reference servers, pinned in tests/e2e),
+# either configured for the CLI itself, which then offers every tool's schema on every request,
+# or behind codeact, whose reference names them and programs call them. The question needs all
+# three: files read through the filesystem server, stored as entities in the memory server and
+# read back from it, and two numbers added by the everything server's get-sum.
+
+MCP_SERVER_NAMES = ("everything", "filesystem", "memory")
+MCP_MODULES = REPO_ROOT / "tests" / "e2e" / "node_modules" / "@modelcontextprotocol"
+MCP_CONFIG_FILES = ("config/settings.json", "config/database.json")
+GRAPH_LINE_RE = re.compile(r"^- (\S+) \(([^)]*)\): (.*)$", re.M)
+PORT_SUM_RE = re.compile(r"The ports add up to (-?\d+)")
+NO_SERVERS = "No MCP server named everything, filesystem or memory is configured here."
+# The reference's list of MCP servers: "- `name`: sig, sig, +N more".
+REFERENCE_SERVER_RE = re.compile(r"^- `([A-Za-z0-9_.-]+)`: (.*)$", re.M)
+SIGNATURE_RE = re.compile(r"^([A-Za-z_]\w*)\((.*)\)$")
+MORE_RE = re.compile(r"^\+(\d+) more$")
+
+
+def mcp_servers(workspace: Path, state: Path, copies: int = 1) -> dict[str, dict[str, Any]]:
+    """The three servers as a user configures them for the CLI (`mcpServers` entries): node
+    runs each package's entry point; the filesystem server may reach the workspace only, and the
+    memory server keeps its graph in state (never in node_modules). With copies > 1, each is
+    configured that many times, the others under names of their own (`everything2`, …) that the
+    question never needs: only the number of tools grows."""
+    def server(package: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+        entry: dict[str, Any] = {"type": "local", "command": "node",
+                                 "args": [str(MCP_MODULES / package / "dist" / "index.js"), *args], "tools": ["*"]}
+        if env:
+            entry["env"] = env
+        return entry
+    out = {}
+    for copy in range(1, copies + 1):
+        suffix = "" if copy == 1 else str(copy)
+        out |= {
+            f"everything{suffix}": server("server-everything", "stdio"),
+            f"filesystem{suffix}": server("server-filesystem", str(workspace)),
+            f"memory{suffix}": server("server-memory", env={"MEMORY_FILE_PATH": str(state / f"memory{suffix}.jsonl")}),
+        }
+    return out
+
+
+def add_servers(path: Path, servers: dict[str, dict[str, Any]]) -> None:
+    """servers added to an `mcpServers` file, what it already holds kept."""
+    config = json.loads(path.read_text()) if path.exists() else {}
+    config.setdefault("mcpServers", {}).update(servers)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2) + "\n")
+
+
+def has_gateway(setup: Setup, env: dict[str, str], cwd: Path) -> bool:
+    """Whether this codeact can move an agent's servers behind itself (`setup --gateway`)."""
+    return "--gateway" in run_checked([str(setup.codeact), "setup", "--help"], env, cwd, "codeact setup --help")
+
+
+def serve_behind_codeact(setup: Setup, env: dict[str, str], workspace: Path, home: Path) -> str:
+    """The servers reachable through codeact only, before `codeact install` renders the reference:
+    `codeact setup copilot --gateway` moves them out of the CLI's mcp-config.json into codeact's
+    own file; a codeact without it reads them from the workspace's .mcp.json once trusted, a file
+    the CLI does not read. Says which."""
+    servers = mcp_servers(workspace, home, setup.mcp_copies)
+    codeact_env = {**env, "CODEACT_BIN": str(setup.codeact)}
+    if has_gateway(setup, codeact_env, workspace):
+        add_servers(Path(env["COPILOT_HOME"]) / "mcp-config.json", servers)
+        run_checked([str(setup.codeact), "setup", "copilot", "--gateway"], codeact_env, workspace,
+                    "codeact setup copilot --gateway")
+        return "`codeact setup copilot --gateway` (from the CLI's mcp-config.json)"
+    add_servers(workspace / ".mcp.json", servers)
+    run_checked([str(setup.codeact), "trust"], codeact_env, workspace, "codeact trust")
+    return "the workspace's `.mcp.json`, trusted (`codeact trust`); this codeact has no `setup --gateway`"
+
+
+def list_tools(name: str, argv: list[str], env: dict[str, str]) -> list[str]:
+    """The names a stdio MCP server lists (tools/list, every page), asked as a plain client;
+    a server that has not answered within 30 s is stopped."""
+    proc = subprocess.Popen(["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    watchdog = threading.Timer(30, proc.kill)
+    watchdog.start()
+
+    def ask(number: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}) + "\n")
+        proc.stdin.flush()
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"MCP server {name} closed its output (or took over 30 s)")
+            message = json.loads(line) if line.startswith("{") else {}
+            if message.get("id") == number:
+                if "error" in message:
+                    raise RuntimeError(f"MCP server {name}: {method}: {message['error']}")
+                return message["result"]
+
+    try:
+        ask(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "economy", "version": "1"}})
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        names: list[str] = []
+        cursor = None
+        for number in range(2, 100):
+            page = ask(number, "tools/list", {"cursor": cursor} if cursor else {})
+            names += [tool["name"] for tool in page.get("tools") or []]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+        return names
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+
+
+def count_server_tools(setup: Setup) -> dict[str, list[str]]:
+    """Each server's tools as tools/list gives them to a client that offers no capabilities
+    (the everything server lists more to a client that offers sampling, elicitation or roots)."""
+    missing = [name for name, entry in mcp_servers(Path("."), Path(".")).items() if not Path(entry["args"][0]).exists()]
+    if missing:
+        raise SystemExit(f"economy: error: MCP servers {', '.join(missing)} are not installed under {MCP_MODULES} "
+                         "(npm ci --prefix tests/e2e)")
+    if shutil.which("node", path=setup.path) is None:
+        raise SystemExit("economy: error: the mcp-servers scenario runs its MCP servers with node, not on PATH")
+    with tempfile.TemporaryDirectory(prefix="codeact-economy-mcp-") as scratch:
+        env = {"PATH": setup.path, "HOME": scratch}
+        out = {}
+        for name, entry in mcp_servers(Path(scratch), Path(scratch)).items():
+            out[name] = list_tools(name, [entry["command"], *entry["args"]], {**env, **entry.get("env", {})})
+        return out
+
+
+def scalar_observations(data: dict[str, Any]) -> list[str]:
+    """`key=value` for each top-level string or integer value of a config file."""
+    return [f"{key}={value}" for key, value in data.items()
+            if isinstance(value, (str, int)) and not isinstance(value, bool)]
+
+
+def mcp_truth(root: Path) -> dict[str, Any]:
+    entities, ports = {}, []
+    for rel in MCP_CONFIG_FILES:
+        data = json.loads((root / rel).read_text())
+        entities[rel] = ["config", sorted(scalar_observations(data))]
+        ports.append(data["port"])
+    return {"entities": entities, "sum": sum(ports)}
+
+
+def mcp_answer(entities: list[dict[str, Any]], port_sum: str) -> str:
+    """The answer from the graph the memory server gave back and the sum get-sum gave."""
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", port_sum)
+    if not numbers:
+        raise RuntimeError(f"get-sum gave no number: {port_sum[:200]!r}")
+    total = float(numbers[-1])
+    lines = [f"- {e['name']} ({e['entityType']}): {'; '.join(sorted(e['observations']))}"
+             for e in sorted(entities, key=lambda e: e["name"])]
+    return ("The memory server's knowledge graph holds:\n" + "\n".join(lines)
+            + f"\n\nThe ports add up to {int(total) if total == int(total) else total} (everything's get-sum).")
+
+
+def mcp_check(answer: str, truth: dict[str, Any]) -> tuple[bool, Any]:
+    if NO_SERVERS in answer:
+        found: dict[str, Any] = {"servers": "none"}
+    else:
+        total = PORT_SUM_RE.search(answer)
+        found = {"entities": {m.group(1): [m.group(2), sorted(m.group(3).split("; "))]
+                              for m in GRAPH_LINE_RE.finditer(answer)},
+                 "sum": int(total.group(1)) if total else None}
+    return found == truth, found
+
+
+def first_json(text: str) -> Any:
+    """The first JSON value in a tool result (the CLI may append the structured content)."""
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        raise RuntimeError(f"no JSON in {text[:200]!r}")
+    return json.JSONDecoder().raw_decode(text[start:])[0]
+
+
+def offered_tool(request: dict[str, Any], server: str, tool: str, *params: str) -> str:
+    """The CLI's function for one tool of one of its MCP servers (`server-tool`), checked to
+    take params: what the model reads in the request's tool list."""
+    for entry in request.get("tools") or []:
+        function = entry.get("function") or {}
+        if function.get("name") == f"{server}-{tool}":
+            properties = (function.get("parameters") or {}).get("properties") or {}
+            missing = [p for p in params if p not in properties]
+            if missing:
+                raise RuntimeError(f"{server}-{tool} takes no {', '.join(missing)}: {sorted(properties)}")
+            return function["name"]
+    raise RuntimeError(f"the CLI offers no {server}-{tool}")
+
+
+def mcp_direct(ctx: Context) -> Moves:
+    """The servers' tools called directly: both files read in one turn, the entities stored and
+    the ports added in the next, the graph read back in a third."""
+    ws = workspace_of(ctx.request, ctx.workspace)
+    read = offered_tool(ctx.request, "filesystem", "read_text_file", "path")
+    store = offered_tool(ctx.request, "memory", "create_entities", "entities")
+    add = offered_tool(ctx.request, "everything", "get-sum", "a", "b")
+    graph = offered_tool(ctx.request, "memory", "read_graph")
+    texts = yield from direct_batch(ctx, [(read, {"path": f"{ws}/{rel}"}) for rel in MCP_CONFIG_FILES])
+    files = {rel: first_json(text) for rel, text in zip(MCP_CONFIG_FILES, texts)}
+    if not all(isinstance(data, dict) for data in files.values()):
+        raise RuntimeError(f"read_text_file gave no JSON object: {texts}")
+    entities = [{"name": rel, "entityType": "config", "observations": scalar_observations(data)}
+                for rel, data in files.items()]
+    ports = [data["port"] for data in files.values()]
+    _, port_sum = yield from direct_batch(ctx, [(store, {"entities": entities}), (add, {"a": ports[0], "b": ports[1]})])
+    stored = first_json((yield from direct(ctx, graph)))
+    return mcp_answer(stored["entities"], port_sum)
+
+
+def split_signatures(line: str) -> list[str]:
+    """A reference line's signatures, split at the commas outside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in line:
+        depth += char == "("
+        depth -= char == ")"
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [p for p in [*parts, current.strip()] if p]
+
+
+def reference_servers(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The MCP servers codeact's reference in a request lists: for each, the signatures it
+    shows (function suffix → parameter names, a `=` marking optional ones) and how many of its
+    functions it leaves unlisted."""
+    text = "\n".join(text_of(m.get("content")) for m in request.get("messages") or [])
+    start = text.find("MCP servers:")
+    if start < 0:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for line in REFERENCE_SERVER_RE.finditer(text, start):
+        listed, more = {}, 0
+        for part in split_signatures(line.group(2)):
+            signature, extra = SIGNATURE_RE.match(part), MORE_RE.match(part)
+            if signature:
+                listed[signature.group(1)] = [p.strip() for p in signature.group(2).split(",") if p.strip()]
+            elif extra:
+                more = int(extra.group(1))
+        if not listed and not more:
+            break  # past the list
+        out[line.group(1)] = {"listed": listed, "more": more}
+    return out
+
+
+DISCOVER_PROGRAM = """\
+for server in {servers!r}:
+    for tool in mcp_tools(server):
+        schema = tool["input_schema"]
+        required = schema.get("required") or []
+        optional = [p + "=…" for p in (schema.get("properties") or {{}}) if p not in required]
+        print(server + ": " + str(tool["function"]) + "(" + ", ".join(required + optional) + ")")"""
+
+MCP_PROGRAM = """\
+import json
+
+def value(result):
+    return json.loads(result) if isinstance(result, str) else result
+
+entities, ports = [], []
+for rel in {files!r}:
+    read = value({read}(path={ws!r} + "/" + rel))
+    data = json.loads(read["content"] if isinstance(read, dict) else read)
+    observations = [k + "=" + str(v) for k, v in data.items() if isinstance(v, (str, int)) and not isinstance(v, bool)]
+    entities.append({{"name": rel, "entityType": "config", "observations": observations}})
+    ports.append(data["port"])
+{store}(entities=entities)
+print("sum:", {add}(a=ports[0], b=ports[1]))
+for entity in value({graph}())["entities"]:
+    print("entity:", json.dumps(entity))"""
+
+
+def mcp_codeact(ctx: Context) -> Moves:
+    """The servers through codeact, as its reference teaches: the functions it lists are called
+    by the signatures it shows; when one the question needs is left unlisted, a first program asks
+    `mcp_tools(server)` for that server's functions. Then one program does all the work. A
+    reference that lists none of the servers is answered with NO_SERVERS."""
+    servers = reference_servers(ctx.notes["first_request"])
+    ctx.notes["reference_servers"] = {name: {"listed": len(s["listed"]), "more": s["more"]}
+                                      for name, s in servers.items()}
+    if not any(name in servers for name in MCP_SERVER_NAMES):
+        return NO_SERVERS
+    ws = workspace_of(ctx.request, ctx.workspace)
+    wanted = {"read": ("filesystem", "read_text_file", ["path"]), "store": ("memory", "create_entities", ["entities"]),
+              "add": ("everything", "get_sum", ["a", "b"]), "graph": ("memory", "read_graph", [])}
+    known = {name: dict(s["listed"]) for name, s in servers.items()}
+    unlisted = sorted({server for server, tool, _ in wanted.values() if tool not in known.get(server, {})})
+    if unlisted:
+        if "mcp_tools(" not in request_text(ctx.notes["first_request"]):
+            raise RuntimeError("the reference leaves functions unlisted and names no way to list them")
+        ctx.notes["discovered"] = unlisted
+        output = yield from codeact(ctx, DISCOVER_PROGRAM.format(servers=unlisted))
+        for line in output.splitlines():
+            found = re.match(r"^([\w.-]+): ([A-Za-z_]\w*)\((.*)\)$", line.strip())
+            if found and found.group(2).startswith(found.group(1) + "__"):
+                suffix = found.group(2)[len(found.group(1)) + 2:]
+                params = [p.strip() for p in found.group(3).split(",") if p.strip()]
+                known.setdefault(found.group(1), {})[suffix] = params
+    names = {}
+    for key, (server, tool, params) in wanted.items():
+        signature = known.get(server, {}).get(tool)
+        if signature is None:
+            raise RuntimeError(f"codeact shows no {server}__{tool} (it shows {sorted(known.get(server, {}))})")
+        takes = [p.split("=")[0] for p in signature]
+        if [p for p in params if p not in takes]:
+            raise RuntimeError(f"{server}__{tool}({', '.join(signature)}) does not take {params}")
+        names[key] = f"{server}__{tool}"
+    output = yield from codeact(ctx, MCP_PROGRAM.format(files=list(MCP_CONFIG_FILES), ws=ws, **names))
+    entities = [json.loads(line[len("entity: "):]) for line in output.splitlines() if line.startswith("entity: ")]
+    port_sum = next((line[len("sum: "):] for line in output.splitlines() if line.startswith("sum: ")), "")
+    return mcp_answer(entities, port_sum)
+
+
 @dataclass
 class Scenario:
     name: str
@@ -1138,6 +1463,9 @@ class Scenario:
     truth: Callable[[Path], Any]
     check: Callable[[str, Any], tuple[bool, Any]]
     policies: dict[str, Callable[[Context], Moves]]
+    # Arms that lack by design what the question needs (mcp-servers without the servers): the
+    # right answer there is `unserved`, saying so.
+    unserved: dict[str, Any] = field(default_factory=dict)
 
 
 SCENARIOS = [
@@ -1159,6 +1487,12 @@ SCENARIOS = [
     Scenario("single-file", "Read README.md and tell me what it says.", readme_truth, readme_check,
              {"baseline": readme_direct, "parallel": readme_direct, "smart": readme_direct, "codeact": readme_direct,
               "bash": readme_direct, "exclusive": readme_direct}),
+    Scenario("mcp-servers", "Read config/settings.json and config/database.json with the filesystem MCP server, "
+             "store each in the memory MCP server as an entity named after its path (type config, one observation "
+             "key=value for each top-level string or integer), add their two ports with the everything server's "
+             "get-sum, then read the knowledge graph back and tell me what it holds and the sum.",
+             mcp_truth, mcp_check, {"codeact": mcp_codeact, "mcp-direct": mcp_direct, "mcp-codeact": mcp_codeact},
+             unserved={"codeact": {"servers": "none"}}),
 ]
 
 
@@ -1170,6 +1504,7 @@ class Arm:
     install: bool = False
     env: dict[str, str] = field(default_factory=dict)
     args: list[str] = field(default_factory=list)
+    servers: str = ""  # where the user's MCP servers are configured: "agent", "codeact" or nowhere
 
 
 ARMS = [
@@ -1178,7 +1513,8 @@ ARMS = [
     Arm("smart", "the fewest direct calls, no bash: grep in content, files or count mode (json-validate: as "
         "parallel; single-file: one view)"),
     Arm("codeact", "plugin and `codeact install`; one codeact program through the default route, the `codeact-run` "
-        "tool of the plugin's MCP server (single-file: one direct view, as the instructions say)", plugin=True,
+        "tool of the plugin's MCP server (single-file: one direct view, as the instructions say; mcp-servers: no MCP "
+        "server configured, the answer says so)", plugin=True,
         install=True),
     Arm("bash", "as codeact, on the shell route (`CODEACT_ROUTE=bash`): the program through bash", plugin=True,
         install=True, env={"CODEACT_ROUTE": "bash"}),
@@ -1194,6 +1530,13 @@ ARMS = [
         env={"CODEACT_MODE": "nudge"}),
     Arm("codeact-nudge", "as codeact, with `CODEACT_MODE=nudge`", plugin=True, install=True,
         env={"CODEACT_MODE": "nudge"}),
+    Arm("mcp-direct", "as codeact, then the three MCP servers (everything, filesystem, memory) in the CLI's own "
+        "`mcp-config.json`, so it offers every tool's schema on every request; their tools called directly, "
+        "independent calls batched", plugin=True, install=True, servers="agent"),
+    Arm("mcp-codeact", "the same servers behind codeact only (`codeact setup copilot --gateway`, or the workspace's "
+        "trusted `.mcp.json` where codeact has no gateway), then the plugin and `codeact install`; one program calls "
+        "them, after one that lists a server's unlisted functions when the reference leaves one it needs out",
+        plugin=True, install=True, servers="codeact"),
 ]
 ARM_BY_NAME = {arm.name: arm for arm in ARMS}
 SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
@@ -1305,12 +1648,26 @@ def keep(setup: Setup, scenario: Scenario, arm: Arm, index: int) -> Path:
     return kept
 
 
+def cli_says(stdout: Path) -> str:
+    """What the CLI's JSON output said went wrong (its session warnings and errors), for a run
+    that failed: `: message; message`, or nothing."""
+    said = []
+    for line in stdout.read_text(errors="replace").splitlines() if stdout.exists() else []:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") in ("session.warning", "session.error"):
+            said.append(str((event.get("data") or {}).get("message") or ""))
+    return (": " + "; ".join(m for m in said if m)) if any(said) else ""
+
+
 def run_one(setup: Setup, counter: TokenCounter, scenario: Scenario, arm: Arm, index: int) -> dict[str, Any]:
     run_dir = live_dir(setup)
     policy = with_first_request(scenario.policies[arm.name])
     server, returncode, elapsed, stderr_tail, ctx = run_cli(
         setup, run_dir, scenario.prompt, policy, plugin=arm.plugin, install=arm.install, extra_env=arm.env,
-        extra_args=arm.args)
+        extra_args=arm.args, servers=arm.servers)
     workspace = run_dir / "ws"
     installed = workspace / ".github" / "instructions" / "codeact.instructions.md"
     if installed.exists():
@@ -1322,14 +1679,19 @@ def run_one(setup: Setup, counter: TokenCounter, scenario: Scenario, arm: Arm, i
         (logs / f"{i:02d}{'' if r['turn'] else '-other'}.json").write_text(json.dumps(r["body"], indent=1))
     measured = measure_requests(counter, requests)
     answer = server.final_answer()
-    truth = scenario.truth(workspace)
+    truth = scenario.unserved[arm.name] if arm.name in scenario.unserved else scenario.truth(workspace)
     correct, parsed = scenario.check(answer, truth)
     errors = list(server.errors)
-    if returncode != 0:
-        errors.append(f"the CLI exited {returncode}" if returncode is not None else
-                      f"the CLI ran past {CLI_TIMEOUT_S} s and was stopped")
-    events = ctx.notes.get("events", [])
     first = requests[0]["body"] if requests else {}
+    offered = [t.get("function", {}).get("name") for t in first.get("tools") or []]
+    by_server = {name: sum(1 for o in offered if o and o.startswith(name + "-"))
+                 for name in mcp_servers(workspace, run_dir, setup.mcp_copies)}
+    if arm.servers != "agent" and any(by_server.values()):
+        errors.append(f"the CLI offers the servers' tools directly: {by_server}")
+    if returncode != 0:
+        errors.append((f"the CLI exited {returncode}" if returncode is not None else
+                       f"the CLI ran past {CLI_TIMEOUT_S} s and was stopped") + cli_says(run_dir / "cli.stdout"))
+    events = ctx.notes.get("events", [])
     (run_dir / "first-request.json").write_text(json.dumps(first, indent=1))
     record = {
         "scenario": scenario.name, "arm": arm.name, "run": index,
@@ -1343,7 +1705,11 @@ def run_one(setup: Setup, counter: TokenCounter, scenario: Scenario, arm: Arm, i
         "errors": errors, "events": events, "hooks": describe_events(events),
         "codeact_command": ctx.notes.get("codeact_command"),
         "codeact_exit_codes": ctx.notes.get("codeact_exit_codes", []),
-        "tools_offered": [t.get("function", {}).get("name") for t in first.get("tools") or []],
+        "tools_offered": offered,
+        "servers_setup": ctx.notes.get("servers_setup"),
+        "server_tools_offered": by_server if arm.servers else None,
+        "reference_servers": ctx.notes.get("reference_servers"),
+        "discovered": ctx.notes.get("discovered"),
         "stderr_tail": stderr_tail if errors else "",
     }
     (run_dir / "record.json").write_text(json.dumps(record, indent=1, default=str))
@@ -1561,12 +1927,82 @@ def targets(rows: dict[tuple[str, str], Row], tax: dict[str, Any] | None) -> lis
     return out
 
 
+MCP_GOAL = 600  # tokens a request may carry beyond the same request without the servers, behind codeact
+
+
+def first_tokens(row: Row, key: str = "tokens") -> float:
+    """The median over a row's runs of its first request's tokens (or its tool list's)."""
+    return median([r["per_request"][0][key] if r.get("per_request") else 0 for r in row.records])
+
+
+def mcp_targets(rows: dict[tuple[str, str], Row]) -> list[tuple[str, str, str, bool | None]]:
+    """The servers behind codeact against no servers at all, first request against first request."""
+    behind, none = rows.get(("mcp-servers", "mcp-codeact")), rows.get(("mcp-servers", "codeact"))
+    if behind is None or none is None or not behind.requests or not none.requests:
+        return []
+    extra = first_tokens(behind) - first_tokens(none)
+    ok = behind.correct and none.correct
+    return [("mcp-servers: a request with the servers behind codeact vs without servers", f"≤ +{MCP_GOAL} tokens",
+             f"{extra:+,.0f} tokens" + ("" if ok else " (wrong answer)"), ok and extra <= MCP_GOAL)]
+
+
+def mcp_section(rows: dict[tuple[str, str], Row], server_tools: dict[str, list[str]] | None, copies: int = 1
+                ) -> list[str]:
+    """The user's MCP servers: how many tools each has, and what each way of configuring them
+    costs per request and in all."""
+    arms = [(arm, rows[("mcp-servers", arm)]) for arm in ("codeact", "mcp-direct", "mcp-codeact")
+            if ("mcp-servers", arm) in rows]
+    if not arms:
+        return []
+    lines = ["", "## The user's MCP servers", ""]
+    if server_tools:
+        total = sum(len(t) for t in server_tools.values())
+        lines += [f"Tools each server lists (tools/list, a client without capabilities): "
+                  + ", ".join(f"{name} {len(tools)}" for name, tools in server_tools.items()) + f"; {total} in all"
+                  + ("" if total >= 30 else " (fewer than 30)") + "."
+                  + (f" Each is configured {copies} times (`--mcp-copies`): {copies * total} tools."
+                     if copies > 1 else ""),
+                  ""]
+    none = rows.get(("mcp-servers", "codeact"))
+    lines += ["| arm | servers configured in | tools the CLI offers (of them the servers') | codeact's reference lists "
+              "| requests | first request | its tool list | vs no servers | per request (mean) | all requests "
+              "| wall s | correct |", "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for arm, row in arms:
+        rec = row.records[0]
+        if not row.requests:
+            lines.append(f"| {arm} | {rec.get('servers_setup') or 'nowhere'} | — | — | 0 | — | — | — | — | — | "
+                         f"— | NO: {'; '.join(rec.get('errors') or [])[:300]} |")
+            continue
+        offered = rec.get("server_tools_offered") or {}
+        listed = rec.get("reference_servers") or {}
+        shown = ", ".join(f"{n} {v['listed']}" + (f" (+{v['more']})" if v["more"] else "") for n, v in listed.items())
+        if len(listed) > len(MCP_SERVER_NAMES):
+            shown = (f"{len(listed)} servers, {sum(v['listed'] for v in listed.values())} signatures "
+                     f"(+{sum(v['more'] for v in listed.values())})")
+        first = first_tokens(row)
+        versus = "—" if none is None or not none.requests or arm == "codeact" else f"{first - first_tokens(none):+,.0f}"
+        per = median([r["prompt_tokens"] / r["requests"] for r in row.records if r["requests"]] or [0])
+        wall = median([r.get("elapsed_s") or 0 for r in row.records])
+        lines.append(f"| {arm} | {rec.get('servers_setup') or 'nowhere'} | {len(rec.get('tools_offered') or [])} "
+                     f"({sum(offered.values())}) | {shown or '—'} | {fmt(row.requests)} | {fmt(first)} | "
+                     f"{fmt(first_tokens(row, 'tools_tokens'))} | {versus} | {fmt(round(per))} | {fmt(row.tokens)} | "
+                     f"{wall:.1f} | {'yes' if row.correct else 'NO'} |")
+    discovered = [rec.get("discovered") for _, row in arms for rec in row.records if rec.get("discovered")]
+    lines += ["", "The first request is what every request of a session carries before its turns; \"vs no "
+              "servers\" is it against the codeact arm's (the same question, the plugin installed, no server "
+              "configured: it answers that none is)."
+              + (f" Behind codeact, a first program listed the functions of {', '.join(discovered[0])} "
+                 "(`mcp_tools`), which the reference had left unlisted." if discovered else "")]
+    return lines
+
+
 def mark(met: bool | None) -> str:
     return "—" if met is None else ("✅" if met else "❌")
 
 
 def report(meta: dict[str, Any], rows: dict[tuple[str, str], Row], tax: dict[str, Any] | None,
-           splits: dict[str, dict[str, Any]], goals: list[tuple[str, str, str, bool | None]]) -> str:
+           splits: dict[str, dict[str, Any]], goals: list[tuple[str, str, str, bool | None]],
+           server_tools: dict[str, list[str]] | None = None) -> str:
     lines = [
         "# codeact token economy",
         "",
@@ -1600,6 +2036,7 @@ def report(meta: dict[str, Any], rows: dict[tuple[str, str], Row], tax: dict[str
         for arm, split in splits.items():
             lines += [f"| {arm} | {p['part']} | {p['tokens']} |" for p in split["parts"]]
             lines.append(f"| {arm} | **total** | **{split['total']}** |")
+    lines += mcp_section(rows, server_tools, meta.get("mcp_copies", 1))
     hooked = [rec for row in rows.values() if row.arm in ("nudge", "nudge-grep", "exclusive", "agent", "codeact")
               for rec in row.records]
     if hooked:
@@ -1655,6 +2092,8 @@ def main() -> int:
                         help="run only these arms")
     parser.add_argument("--runs", type=int, default=1, help="runs of each scenario and arm (default 1; the token "
                         "counts are near-deterministic); the report shows medians")
+    parser.add_argument("--mcp-copies", type=int, default=1, metavar="N", help="mcp-servers: configure each of its "
+                        "three MCP servers N times (default 1), to see how the cost grows with the number of tools")
     parser.add_argument("--keep", action="store_true", help="keep every run's workspace, HOME and request log under "
                         "<work-dir>/economy-runs/ (by default only the request logs and records are kept)")
     parser.add_argument("--copilot", type=Path, default=REPO_ROOT / "tests/e2e/node_modules/.bin/copilot",
@@ -1667,11 +2106,13 @@ def main() -> int:
         parser.error("--codeact and --benchtool are required (bench/economy passes them)")
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.mcp_copies < 1:
+        parser.error("--mcp-copies must be at least 1")
 
     work_dir = args.work_dir.resolve()
     setup = Setup(copilot=args.copilot.resolve(), codeact=args.codeact.resolve(), benchtool=args.benchtool.resolve(),
                   work_dir=work_dir, runs_dir=work_dir / "economy-runs", cache_dir=work_dir / "copilot-cache",
-                  path=clean_path(os.environ.get("PATH", "/usr/bin:/bin")))
+                  path=clean_path(os.environ.get("PATH", "/usr/bin:/bin")), mcp_copies=args.mcp_copies)
     setup.cache_dir.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(setup.runs_dir, ignore_errors=True)  # the runs of this invocation only
     setup.runs_dir.mkdir(parents=True)
@@ -1685,6 +2126,13 @@ def main() -> int:
             "host": f"{os.cpu_count()} CPUs", "codeact": str(setup.codeact), "model": MODEL}
 
     todo = plan(args.only, args.arms)
+    server_tools = None
+    if any(scenario.name == "mcp-servers" for scenario, _ in todo):
+        server_tools = count_server_tools(setup)
+        meta["mcp_server_tools"] = {name: len(tools) for name, tools in server_tools.items()}
+        meta["mcp_copies"] = args.mcp_copies
+        log("MCP servers' tools (tools/list): " + ", ".join(f"{n} {len(t)}" for n, t in server_tools.items())
+            + f", {sum(len(t) for t in server_tools.values())} in all")
     log(f"{len(todo)} scenario/arm pairs × {args.runs} run(s), one CLI at a time; runs under {setup.runs_dir}")
     rows: dict[tuple[str, str], Row] = {}
     failed = False
@@ -1721,8 +2169,8 @@ def main() -> int:
         first = setup.runs_dir / f"find-todos--{arm}--1" / "first-request.json"
         if ("find-todos", arm) in rows and first.exists():
             splits[arm] = first_request_split(counter, json.loads(first.read_text()))
-    goals = targets(rows, tax)
-    text = report(meta, rows, tax, splits, goals)
+    goals = targets(rows, tax) + mcp_targets(rows)
+    text = report(meta, rows, tax, splits, goals, server_tools)
     print(text)
     (work_dir / "economy.md").write_text(text)
     data = {"meta": meta, "runs": [rec for row in rows.values() for rec in row.records], "tax": tax,
