@@ -607,20 +607,22 @@ enabled = false
 
     #[test]
     fn without_a_home_only_the_files_variables_name_are_read() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path();
+        let under = |name: &str| root.join(name).display().to_string();
         let sources = Source::user(
             &|name| match name {
-                "CODEX_HOME" => Some("/c".into()),
-                "QWEN_HOME" => Some("/q".into()),
-                "XDG_CONFIG_HOME" => Some("/x".into()),
+                "CODEX_HOME" => Some(under("c")),
+                "QWEN_HOME" => Some(under("q")),
+                "XDG_CONFIG_HOME" => Some(under("x")),
                 "HOME" => Some(String::new()),
                 _ => None,
             },
             None,
         );
         let paths: Vec<PathBuf> = sources.into_iter().map(|source| source.path).collect();
-        let expected =
-            ["/c/config.toml", "/q/settings.json", "/x/opencode/opencode.json", "/x/opencode/opencode.jsonc"];
-        assert_eq!(paths, expected.map(PathBuf::from));
+        let expected = ["c/config.toml", "q/settings.json", "x/opencode/opencode.json", "x/opencode/opencode.jsonc"];
+        assert_eq!(paths, expected.map(|path| root.join(path)));
     }
 
     #[test]
@@ -693,19 +695,17 @@ args = ["mcp", "serve"]
         let ws = temp.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         let loaded = load(&ws, &users(&home), &Approved::default(), &env);
-        let problems: Vec<(&str, &str)> = loaded
+        let problems: Vec<(PathBuf, &str)> = loaded
             .problems
             .iter()
-            .map(|p| (p.source.strip_prefix(&home).unwrap().to_str().unwrap(), p.message.split(':').next().unwrap()))
+            .map(|p| (p.source.strip_prefix(&home).unwrap().to_path_buf(), p.message.split(':').next().unwrap()))
             .collect();
-        assert_eq!(
-            problems,
-            [
-                (".codex/config.toml", "invalid TOML at line 1 column 13"),
-                (".gemini/settings.json", "`mcpServers` must be an object of servers by name"),
-                (".config/opencode/opencode.json", "the file is not a JSON object"),
-            ]
-        );
+        let expected = [
+            (".codex/config.toml", "invalid TOML at line 1 column 13"),
+            (".gemini/settings.json", "`mcpServers` must be an object of servers by name"),
+            (".config/opencode/opencode.json", "the file is not a JSON object"),
+        ];
+        assert_eq!(problems, expected.map(|(path, message)| (PathBuf::from(path), message)));
     }
 
     #[test]
@@ -754,8 +754,9 @@ args = ["mcp", "serve"]
             let var = var.to_owned();
             Source::user(&move |name| (name == var).then(|| value.clone()), None).into_iter().map(|s| s.path).collect()
         };
-        assert_eq!(named("CLAUDE_CONFIG_DIR", "/c"), [PathBuf::from("/c/.claude.json")]);
-        assert_eq!(named("OPENCODE_CONFIG", "/o/my.json"), [PathBuf::from("/o/my.json")]);
+        let at = |path: &str| temp.path().join(path);
+        assert_eq!(named("CLAUDE_CONFIG_DIR", &at("c").display().to_string()), [at("c").join(".claude.json")]);
+        assert_eq!(named("OPENCODE_CONFIG", &at("o/my.json").display().to_string()), [at("o/my.json")]);
     }
 
     #[test]
