@@ -5,25 +5,16 @@
 //! the raw test server `tests/mcp/raw.py`, run by the machine's `python3`.
 
 use std::path::Path;
-use std::process::Command;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::TestEnv;
-
-/// The absolute path of the machine's Python: the test's `PATH` is a folder of links, so a
-/// server's `command` names the interpreter itself.
-fn python() -> String {
-    let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("run python3");
-    assert!(out.status.success(), "python3 is needed for the MCP test server");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+use crate::support::{TestEnv, python3};
 
 /// An entry starting the well-behaved raw test server, plus `extra` keys.
 fn raw_server(extra: &Value) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/raw.py");
-    let mut entry = json!({"command": python(), "args": [script, "plain"]});
+    let mut entry = json!({"command": python3(), "args": [script, "plain"]});
     if let (Some(entry), Some(extra)) = (entry.as_object_mut(), extra.as_object()) {
         entry.extend(extra.clone());
     }
@@ -509,7 +500,7 @@ fn trust_quotes_every_hidden_character_so_no_listing_line_can_be_forged() {
 fn codex_server(name: &str, extra: &str) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/raw.py");
     let args = serde_json::to_string(&[script.display().to_string(), "plain".to_owned()]).unwrap();
-    format!("[mcp_servers.{name}]\ncommand = {}\nargs = {args}\n{extra}\n", json!(python()))
+    format!("[mcp_servers.{name}]\ncommand = {}\nargs = {args}\n{extra}\n", json!(python3()))
 }
 
 #[test]
@@ -566,7 +557,7 @@ fn another_agents_workspace_servers_start_only_once_trusted() {
 #[test]
 fn the_reference_lists_a_budget_of_signatures_and_every_tool_stays_callable() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/raw.py");
-    let many = |count: &str| json!({"command": python(), "args": [script, "many", count]});
+    let many = |count: &str| json!({"command": python3(), "args": [script, "many", count]});
     // The reference's MCP part, for servers of these many tools.
     let mcp_part = |counts: &[&str]| {
         let servers: serde_json::Map<String, Value> =

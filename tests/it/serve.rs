@@ -14,7 +14,9 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, TestEnv, assert_none_left, marked, mcp_python, mcp_script, process_alive, wait_for_file};
+use crate::support::{
+    BIN, TestEnv, assert_none_left, marked, mcp_python, mcp_script, process_alive, python3, wait_for_file,
+};
 
 /// The workspace the programs work on.
 fn workspace() -> TestEnv {
@@ -985,9 +987,7 @@ fn a_token_from_the_environment_is_warned_about_where_processes_of_the_user_can_
 
 #[test]
 fn describe_finds_functions_by_the_words_of_a_query_and_caps_the_answer() {
-    let python = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
-    let python = String::from_utf8_lossy(&python.stdout).trim().to_owned();
-    let server = json!({"command": python, "args": [mcp_script("raw.py"), "many", "300"]});
+    let server = json!({"command": python3(), "args": [mcp_script("raw.py"), "many", "300"]});
     let env = workspace().file(".mcp.json", json!({"mcpServers": {"big": server}}).to_string()).trusted();
     let (answers, _, stderr) = stdio_session(
         env.command(&["mcp", "serve"]),

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, TestEnv};
+use crate::support::{BIN, TestEnv, python3};
 
 /// Each agent, the file its default setup writes (the user's for Codex, Copilot CLI and Qwen Code,
 /// beneath the test's home), and where the server entry is in it.
@@ -189,12 +189,6 @@ fn a_dry_run_writes_nothing_and_bad_input_changes_nothing() {
     assert_eq!(std::fs::read_dir(env.outside()).unwrap().count(), 0);
 }
 
-/// The machine's Python, by its absolute path (the test's `PATH` is a folder of links).
-fn python() -> String {
-    let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 #[test]
 fn the_gateway_moves_the_agents_servers_behind_codeact_where_programs_call_them() {
     let env = TestEnv::new();
@@ -202,7 +196,7 @@ fn the_gateway_moves_the_agents_servers_behind_codeact_where_programs_call_them(
     let config = env.home().join(".codex/config.toml");
     let original = format!(
         "# mine\nmodel = \"o3\"\n\n[mcp_servers.tools]\ncommand = {}\nargs = [{}, \"plain\"]\n",
-        json!(python()),
+        json!(python3()),
         json!(script.display().to_string())
     );
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();

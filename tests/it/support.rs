@@ -49,6 +49,14 @@ fn programs() -> &'static [(String, PathBuf)] {
     })
 }
 
+/// The machine's Python interpreter by its absolute path, as [`programs`] found it: a test's
+/// `PATH` is a folder of links, so an MCP server's `command` names the interpreter itself.
+pub(crate) fn python3() -> String {
+    let found = programs().iter().find(|(name, _)| name == "python3");
+    let (_, path) = found.expect("python3 is needed for the MCP test servers");
+    path.display().to_string()
+}
+
 /// An isolated environment: `root/ws` is the workspace, `root/home` is HOME, `root/bin` is the
 /// whole `PATH`.
 pub(crate) struct TestEnv {

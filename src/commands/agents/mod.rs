@@ -175,10 +175,11 @@ fn read_file(path: &Path) -> Result<Option<String>> {
     }
 }
 
-fn parse(plan: &Plan, text: Option<&str>) -> Result<Document> {
-    Document::parse(plan.format, text.unwrap_or_default()).map_err(|err| {
+/// The text of `file` (none when there is no file) as `format`, or why not with a hint.
+fn parse(file: &Path, format: Format, text: Option<&str>) -> Result<Document> {
+    Document::parse(format, text.unwrap_or_default()).map_err(|err| {
         hint::error(
-            format!("`{}` cannot be read as {}: {err:#}", plan.file.display(), format_name(plan.format)),
+            format!("`{}` cannot be read as {}: {err:#}", file.display(), format_name(format)),
             "fix the file (or move it away), then run setup again; nothing was changed",
         )
     })
@@ -240,12 +241,10 @@ fn beside<'a>(key: &[&'a str], name: &'a str) -> Vec<&'a str> {
 /// or not allowed ones) stay where they are, off.
 fn other_servers(plan: &Plan, doc: &Document) -> Vec<(String, Value)> {
     let Some((own, parent)) = plan.key.split_last() else { return Vec::new() };
-    let lists = |keys: [&[&str]; 2]| -> Option<Vec<String>> {
-        let list = keys.iter().find_map(|key| doc.get(key))?;
-        Some(list.as_array()?.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-    };
-    let allowed = lists([&["mcp", "allowed"], &["allowMCPServers"]]);
-    let excluded = lists([&["mcp", "excluded"], &["excludeMCPServers"]]).unwrap_or_default();
+    // The settings that name servers to leave out, read as codeact reads them from the file.
+    let lists: serde_json::Map<String, Value> =
+        crate::mcp::config::SERVER_LISTS.iter().filter_map(|key| Some(((*key).to_owned(), doc.get(&[key])?))).collect();
+    let (allowed, excluded) = crate::mcp::config::gemini_lists(&lists);
     let off = |name: &str, entry: &Value| {
         entry.get("disabled") == Some(&Value::Bool(true))
             || entry.get("enabled") == Some(&Value::Bool(false))
@@ -269,12 +268,7 @@ fn move_out(
     servers: &[(String, Value)],
 ) -> Result<(Document, bool)> {
     let text = read_file(&gateway.file)?;
-    let mut moved_to = Document::parse(plan.format, text.as_deref().unwrap_or_default()).map_err(|err| {
-        hint::error(
-            format!("`{}` cannot be read: {err:#}", gateway.file.display()),
-            "fix the file (or move it away), then run setup again; nothing was changed",
-        )
-    })?;
+    let mut moved_to = parse(&gateway.file, plan.format, text.as_deref())?;
     for (name, entry) in servers {
         let path = beside(plan.key, name);
         if let Some(there) = moved_to.get(&path)
@@ -305,7 +299,7 @@ fn shown_key(plan: &Plan) -> String {
 
 fn set_up(plan: &Plan, gateway: Option<&Gateway>, journal_path: &Path, dry_run: bool) -> Result<String> {
     let text = read_file(&plan.file)?;
-    let mut doc = parse(plan, text.as_deref())?;
+    let mut doc = parse(&plan.file, plan.format, text.as_deref())?;
     let before = doc.get(plan.key);
     let (file, key) = (plan.file.display(), shown_key(plan));
     let servers = if gateway.is_some() { other_servers(plan, &doc) } else { Vec::new() };
@@ -380,8 +374,7 @@ fn plural(count: usize, noun: &str) -> String {
 /// text (`None` to remove it, which setup made and is now empty) and the servers moved back.
 fn move_back(plan: &Plan, moved: &Moved, doc: &mut Document) -> Result<(Option<String>, Vec<String>)> {
     let text = read_file(&moved.file)?;
-    let mut moved_to = Document::parse(plan.format, text.as_deref().unwrap_or_default())
-        .map_err(|err| anyhow!("`{}` cannot be read: {err:#}", moved.file.display()))?;
+    let mut moved_to = parse(&moved.file, plan.format, text.as_deref())?;
     let mut back = Vec::new();
     for (name, entry) in &moved.servers {
         let path = beside(plan.key, name);
@@ -403,7 +396,7 @@ fn undo(plan: &Plan, project: Option<&Path>, journal_path: &Path, dry_run: bool)
         return Ok(format!("nothing to undo: setup did not change {key} in {file}"));
     };
     let text = read_file(&plan.file)?;
-    let mut doc = parse(plan, text.as_deref())?;
+    let mut doc = parse(&plan.file, plan.format, text.as_deref())?;
     let now = doc.get(plan.key);
     if now.as_ref() != Some(&change.written) {
         if now == change.before {

@@ -22,4 +22,4 @@ pub(crate) use approval::{approval, preview};
 pub(crate) use entry::{Fault, Server, ServerEntry, Transport, entry, servers_of};
 pub(crate) use expand::{Purpose, Vars};
 pub(crate) use load::{BadEntry, Configured, load, only_codeact, read_source};
-pub(crate) use sources::{Source, WORKSPACE_FILES, gateway_file};
+pub(crate) use sources::{SERVER_LISTS, Source, WORKSPACE_FILES, gateway_file, gemini_lists};

@@ -271,6 +271,9 @@ fn each_entry(
         .collect()
 }
 
+/// The top-level keys of Gemini CLI's and Qwen Code's settings that [`gemini_lists`] reads.
+pub(crate) const SERVER_LISTS: [&str; 3] = ["mcp", "allowMCPServers", "excludeMCPServers"];
+
 /// The servers Gemini CLI's settings allow (`mcp.allowed`, or the older `allowMCPServers`;
 /// `None` for all) and exclude (`mcp.excluded`, `excludeMCPServers`).
 pub(crate) fn gemini_lists(top: &Map<String, Value>) -> (Option<Vec<String>>, Vec<String>) {
