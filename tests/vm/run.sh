@@ -8,7 +8,8 @@
 # command are appended to it, each quoted.
 #
 # Exit status: the command's; 124 when the VM ran past $CODEACT_VM_TIMEOUT seconds (default
-# 900); 98 when the image could not be built; 99 when the VM ended without a status.
+# 900), or printed nothing for $CODEACT_VM_SILENCE seconds (when set); 98 when the image could
+# not be built; 99 when the VM ended without a status.
 # The console goes to stdout and to the job's .log file.
 # Environment: CODEACT_VM_DIR (image and jobs, default target/vm), CODEACT_VM_RW,
 # CODEACT_VM_MEMORY (default 4G), CODEACT_VM_CPUS (default: this machine's, at most 4).
@@ -46,14 +47,40 @@ append="$append codeact.cwd=$(printf '%s' "$PWD" | base64 -w0)"
 # it (seen: "corrupted stack end detected inside scheduler"), which says nothing of the command.
 # Such a run ends without a status and is started once more, saying so.
 for attempt in 1 2; do
+  : > "$job.log"
   timeout -k 10 "${CODEACT_VM_TIMEOUT:-900}" qemu-system-x86_64 \
     -accel tcg,thread=multi -cpu max -smp "$cpus" -m "${CODEACT_VM_MEMORY:-4G}" -machine q35 \
     -nodefaults -display none -no-reboot -monitor none -serial stdio \
     -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" -append "$append" \
     -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$rw,mount_tag=rw,security_model=none,multidevs=remap" \
-    < /dev/null 2>&1 | tee "$job.log"
-  qemu=${PIPESTATUS[0]}
+    < /dev/null >> "$job.log" 2>&1 &
+  vm=$!
+  trap 'kill "$vm" 2>/dev/null' EXIT INT TERM
+  tail -n +1 -f --pid="$vm" "$job.log" &
+  console=$!
+  silent=
+  if [ -n "${CODEACT_VM_SILENCE:-}" ]; then
+    size=0 quiet_since=$SECONDS
+    while kill -0 "$vm" 2>/dev/null; do
+      sleep 5
+      now=$(stat -c %s "$job.log")
+      if [ "$now" != "$size" ]; then
+        size=$now quiet_since=$SECONDS
+      elif [ $((SECONDS - quiet_since)) -ge "$CODEACT_VM_SILENCE" ]; then
+        silent=1
+        kill "$vm" 2>/dev/null
+        break
+      fi
+    done
+  fi
+  wait "$vm"
+  qemu=$?
+  wait "$console" 2>/dev/null
+  if [ -n "$silent" ]; then
+    echo "tests/vm/run: the VM printed nothing for $CODEACT_VM_SILENCE s" >&2
+    exit 124
+  fi
   case $qemu in 124|137) echo "tests/vm/run: the VM ran past ${CODEACT_VM_TIMEOUT:-900} s" >&2; exit 124 ;; esac
   status=$(cat "$job.rc" 2>/dev/null || grep -a -o 'CODEACT-VM-RC=[0-9]*' "$job.log" | tail -n 1 | cut -d= -f2)
   if [ -z "$status" ] && [ "$attempt" = 1 ] && grep -a -q 'Kernel panic' "$job.log"; then
