@@ -72,6 +72,11 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: GuestCommand,
     },
+    /// List or remove the sessions `codeact run --session NAME` keeps.
+    Session {
+        #[command(subcommand)]
+        command: SessionCommand,
+    },
     /// codeact as an MCP server, for any agent that speaks MCP.
     Mcp {
         #[command(subcommand)]
@@ -235,6 +240,33 @@ pub(crate) struct ServeArgs {
     /// Programs that may run at once, across all clients; more calls wait their turn.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub(crate) max_concurrent: u16,
+
+    /// How long a client's session keeps what its programs defined (variables, functions,
+    /// imports) while no call comes, in seconds; 0 keeps nothing between calls. Monty only.
+    #[arg(long, value_name = "SECS", default_value = "1800", value_parser = parse_idle)]
+    pub(crate) session_idle: Duration,
+}
+
+/// A number of seconds, 0 or more.
+fn parse_idle(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.parse().map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{text}` is not 0 or more seconds"))
+}
+
+/// `codeact session …`.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum SessionCommand {
+    /// List the saved sessions, with their size and when each last ran.
+    List(JsonArgs),
+    /// Remove saved sessions.
+    Rm {
+        /// The sessions to remove.
+        #[arg(value_name = "NAME", required_unless_present = "all", conflicts_with = "all")]
+        names: Vec<String>,
+        /// Remove every saved session.
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 /// `codeact guest …`.
@@ -379,6 +411,21 @@ pub(crate) struct RunArgs {
     /// Print one JSON object with stdout, the result, the error and counters.
     #[arg(long)]
     pub(crate) json: bool,
+
+    /// Keep what the program defines (variables, functions, imports) for the next run with
+    /// the same NAME, in codeact's state folder; `codeact session` lists and removes them.
+    /// Monty only.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) session: Option<String>,
+
+    /// Keep `--session` in this folder, not in codeact's state folder: `codeact mcp serve`
+    /// keeps its clients' sessions in a private folder of its own.
+    #[arg(long, value_name = "DIR", hide = true, requires = "session")]
+    pub(crate) sessions_dir: Option<PathBuf>,
+
+    /// Load `--session` but do not save it: another run of it is under way, and saves it.
+    #[arg(long, hide = true, requires = "session")]
+    pub(crate) session_unsaved: bool,
 
     /// Print the `--json` object and the text a model reads, as one JSON object: what
     /// `codeact mcp serve` reads back from each run.

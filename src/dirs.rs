@@ -126,6 +126,15 @@ pub(crate) fn open_private(path: &Path, append: bool) -> io::Result<File> {
     Ok(file)
 }
 
+/// Creates `path`, a small file of codeact's own, for writing, with mode 0600 and its folder
+/// with mode 0700 when missing; fails when something, a link included, is at `path` already.
+pub(crate) fn create_new_private(path: &Path) -> io::Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new().recursive(true).unix_mode(0o700).create(dir)?;
+    }
+    std::fs::OpenOptions::new().create_new(true).write(true).unix_mode(0o600).open(path)
+}
+
 /// An agent whose own MCP configuration codeact reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AgentMcp {

@@ -7,7 +7,7 @@
 //! The modules are layers, each using only those listed before it (`scripts/check-layers`
 //! holds the tree to that): the system beneath (`platform`); the leaves (`limits`, `digest`,
 //! `hint`, `atomic`, `bounded`, `terminal`, `reap`, `program`, `paths`, `route`, `tls`); `env`, `exit` and `spawn`; `dirs` and
-//! `copilot`; workspace `trust`; `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`;
+//! `copilot`; workspace `trust` and saved `session`s; `tools` and `hook`; `usertools` and `mcp`; the tool `catalog`;
 //! the `sandbox` that serves tool calls; the CPython `guest`; the `backend`s; `config`; and on
 //! top `render`, `output`, `cli` and the `commands`.
 //!
@@ -43,6 +43,7 @@ mod reap;
 mod render;
 mod route;
 mod sandbox;
+mod session;
 mod spawn;
 mod terminal;
 mod tls;
@@ -86,6 +87,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some(Command::Install(args)) => commands::install::install(args),
         Some(Command::Uninstall(args)) => commands::install::uninstall(args),
         Some(Command::Guest { command }) => commands::guest::run(command),
+        Some(Command::Session { command }) => commands::session::run(command),
         Some(Command::Hook { event, host }) => commands::hook::run(*event, *host),
         Some(Command::Mcp { command: McpCommand::Serve(args) }) => commands::serve::run(args),
         Some(Command::Check(args)) => commands::check::run(args),

@@ -47,6 +47,8 @@ pub(crate) struct Reference<'a> {
     /// How the model invokes codeact: an absolute path, `codeact`, or a launcher command.
     pub(crate) binary: &'a str,
     pub(crate) route: Route,
+    /// Whether what a program defines stays for the next `run` call (an MCP server's sessions).
+    pub(crate) keeps_state: bool,
 }
 
 /// Who reads a rendered reference.
@@ -185,6 +187,7 @@ impl Reference<'_> {
             mcp_cut => cut,
             agent => reader == Reader::Agent,
             mcp => reader == Reader::Mcp,
+            keeps_state => self.keeps_state,
         }
     }
 

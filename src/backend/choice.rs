@@ -39,4 +39,11 @@ impl Choice {
             Self::Hyperlight => "hyperlight",
         }
     }
+
+    /// Whether a session keeps its programs' state on this choice: on Monty, where `auto`
+    /// runs programs first.
+    #[must_use]
+    pub(crate) fn keeps_state(self) -> bool {
+        matches!(self, Self::Auto | Self::Monty)
+    }
 }

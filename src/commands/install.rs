@@ -83,6 +83,8 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         limits: &config.limits,
         binary: &invocation,
         route,
+        // A server started as the route's is keeps state on Monty, by default.
+        keeps_state: route == Route::Mcp && config.backend.keeps_state(),
     };
     let regenerate = format!(
         "codeact install{}{} --backend {}",

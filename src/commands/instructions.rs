@@ -10,6 +10,7 @@ use crate::cli::BackendArgs;
 use crate::exit;
 use crate::output;
 use crate::render::Reference;
+use crate::route::Route;
 use crate::tools::github;
 
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
@@ -26,6 +27,8 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
         limits: &config.limits,
         binary: &binary,
         route,
+        // A server started as the route's is keeps state on Monty, by default.
+        keeps_state: route == Route::Mcp && config.backend.keeps_state(),
     }
     .reference()?;
     output::text(&text)?;

@@ -13,5 +13,6 @@ pub(crate) mod preflight;
 mod reach;
 pub(crate) mod run;
 pub(crate) mod serve;
+pub(crate) mod session;
 mod setup;
 pub(crate) mod trust;

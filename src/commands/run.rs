@@ -1,6 +1,7 @@
 //! `codeact run`: read a program, run it on the selected backend, print the outcome.
 
 use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -15,6 +16,7 @@ use crate::guest::{self, GuestInstall};
 use crate::hint::Hint;
 use crate::output::{self, Report};
 use crate::sandbox::{GuestCache, Host, Outcome, Parts, Watchdog};
+use crate::session;
 use crate::tools::workspace::Workspace;
 use crate::tools::{ToolContext, github};
 
@@ -27,7 +29,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
     }
     let config = setup::run_config(args)?;
-    let backend = backend::select(config.backend)?;
+    let mut kept = match &args.session {
+        Some(name) => Some(Kept::open(name, args.sessions_dir.as_deref(), config.backend, &config.workspace)?),
+        None => None,
+    };
+    let backend = if kept.is_some() { Backend::Monty } else { backend::select(config.backend)? };
     let prepared = backend.prepare();
     let program = read_program(args)?;
     // The loader looks at the cache first thing (for a changed file, that means hashing it):
@@ -60,16 +66,114 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     let watchdog = Watchdog::start(&host, backend.name(), move |outcome| {
         let _ = output::report(outcome, report, max_output);
     });
-    let mut outcome = match monty_differs(config.backend, &program) {
-        Some((cpython, because)) => run_on(cpython, &program, &mut host, because),
-        None => prepared.run(&program, &mut host),
+    let outcome = if let Some(kept) = &mut kept {
+        run_kept(kept, &program, &mut host, config.backend, config.guest_install)
+    } else {
+        let mut outcome = match monty_differs(config.backend, &program) {
+            Some((cpython, because)) => run_on(cpython, &program, &mut host, because),
+            None => prepared.run(&program, &mut host),
+        };
+        if config.backend == Choice::Auto && outcome.beyond_monty.is_some() {
+            outcome = run_on_cpython(outcome, &program, &mut host, config.guest_install);
+        }
+        outcome
     };
-    if config.backend == Choice::Auto && outcome.beyond_monty.is_some() {
-        outcome = run_on_cpython(outcome, &program, &mut host, config.guest_install);
-    }
     watchdog.finish();
+    if let Some(kept) = &kept
+        && !args.session_unsaved
+    {
+        kept.save();
+    }
     output::report(&outcome, report, max_output)?;
     Ok(if outcome.success() { exit::SUCCESS } else { exit::PROGRAM_FAILED })
+}
+
+/// A session of `--session NAME`: its interpreter state, loaded before the program runs and
+/// saved after it ends.
+struct Kept {
+    name: String,
+    /// The folder it is kept in.
+    folder: PathBuf,
+    state: monty::Session,
+}
+
+impl Kept {
+    /// The session `name`, as saved in `folder` (codeact's state folder when `None`; a new
+    /// session when there is none), for a run on `choice` in `workspace`.
+    fn open(name: &str, folder: Option<&Path>, choice: Choice, workspace: &Path) -> Result<Self> {
+        session::check_name(name)?;
+        let folder = match folder {
+            Some(folder) => folder.to_owned(),
+            None => session::dir().ok_or_else(|| UsageError {
+                message: "no folder to keep sessions in".into(),
+                hint: Some(Hint::new("set XDG_STATE_HOME or HOME")),
+            })?,
+        };
+        if session::folder_in(&folder, workspace) {
+            return Err(UsageError {
+                message: format!(
+                    "sessions are kept in `{}`, inside the workspace, where a program could change them",
+                    folder.display()
+                ),
+                hint: Some(Hint::new("set XDG_STATE_HOME to a folder outside the workspace")),
+            }
+            .into());
+        }
+        if !choice.keeps_state() {
+            return Err(UsageError {
+                message: format!("sessions keep their state on Monty only, not on `{}`", choice.name()),
+                hint: Some(Hint::new("leave out --backend, or --session")),
+            }
+            .into());
+        }
+        let afresh = || Hint::new(format!("`codeact session rm {name}` starts it afresh"));
+        // What the session holds counts against the memory limit of its programs.
+        monty::Session::count_memory_from_here();
+        let state = match session::load(&folder, name) {
+            Ok(Some(saved)) => monty::Session::load(&saved).map_err(|why| UsageError {
+                message: format!("the session `{name}` could not be loaded: {why}"),
+                hint: Some(afresh()),
+            })?,
+            Ok(None) => monty::Session::new(),
+            Err(refused) => return Err(UsageError { message: refused.to_string(), hint: Some(afresh()) }.into()),
+        };
+        Ok(Self { name: name.to_owned(), folder, state })
+    }
+
+    /// Saves the state for the next run, saying so when it cannot.
+    fn save(&self) {
+        let saved = self
+            .state
+            .dump()
+            .map_err(anyhow::Error::msg)
+            .and_then(|state| session::save(&self.folder, &self.name, &state).map_err(anyhow::Error::from));
+        if let Err(err) = saved {
+            output::warning(&format!("the session `{}` could not be saved: {err:#}", self.name));
+        }
+    }
+}
+
+/// Runs `program` in the session `kept`, on Monty. On `auto`, a program Monty cannot run runs
+/// again on CPython as it would without a session: without the session's state, and keeping
+/// nothing of its own, which it says.
+fn run_kept(kept: &mut Kept, program: &str, host: &mut Host, choice: Choice, fetch: GuestInstall) -> Outcome {
+    let outcome = monty::run_in(&mut kept.state, program, host);
+    if outcome.beyond_monty.is_none() {
+        return outcome;
+    }
+    if choice != Choice::Auto {
+        let note = "codeact: sessions keep their state on Monty, which cannot run this program; write it for \
+                    Monty, or run it outside the session";
+        return with_note(outcome, note);
+    }
+    let mut outcome = run_on_cpython(outcome, program, host, fetch);
+    if outcome.fell_back.is_some() {
+        outcome.stderr.push_str(
+            "codeact: Monty cannot run this program, so it ran on CPython, which does not have the session's \
+             variables; what it defined is not kept\n",
+        );
+    }
+    outcome
 }
 
 /// What the wasm loader found in its cache, when it is news to the user.

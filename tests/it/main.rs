@@ -74,6 +74,8 @@ mod security;
 #[cfg(unix)]
 mod serve;
 #[cfg(unix)]
+mod session;
+#[cfg(unix)]
 mod setup;
 #[cfg(unix)]
 mod tools;

@@ -15,7 +15,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::support::{
-    BIN, TestEnv, assert_none_left, marked, mcp_python, mcp_script, process_alive, python3, wait_for_file,
+    BIN, TestEnv, assert_none_left, marked, mcp_python, mcp_script, process_alive, python3, tokens, wait_for_file,
 };
 
 /// The workspace the programs work on.
@@ -307,11 +307,12 @@ fn concurrent_clients_run_at_once() {
         client(&env, &Transport::Http(server), json!({"scenario": "concurrent", "clients": 2, "arguments": sleep}));
     assert!(seen["seconds"].as_f64().expect("seconds") >= 4.0, "{seen}");
 
-    // Two calls at once in one session of one stdio server.
+    // Two calls at once in one session of one stdio server: the one that does not hold the
+    // session's state runs with a copy of it, and says so.
     let seen = client(&env, &Transport::Stdio, json!({"scenario": "parallel", "calls": 2, "arguments": sleep}));
-    for result in seen["results"].as_array().expect("results") {
-        assert_eq!(result["text"], "ok\n", "{seen}");
-    }
+    let texts: Vec<&str> = seen["results"].as_array().expect("results").iter().map(text).collect();
+    assert!(texts.iter().all(|text| text.starts_with("ok\n")), "{seen}");
+    assert_eq!(texts.iter().filter(|text| text.contains("another call of this session was running")).count(), 1);
     assert!(seen["seconds"].as_f64().expect("seconds") < 4.0, "{seen}");
 }
 
@@ -446,11 +447,19 @@ fn a_token_is_required_when_set_and_a_remote_address_needs_one() {
 #[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
 fn the_limit_variables_hold_for_every_call_as_for_codeact_run() {
     let env = workspace().env("CODEACT_MAX_OUTPUT", "1000").env("CODEACT_TIMEOUT", "1");
-    let results = calls(&env, &Transport::Stdio, &[run("print('x' * 5000)"), run("while True:\n    pass")]);
+    let results = calls(
+        &env,
+        &Transport::Stdio,
+        &[run("print('x' * 5000)"), run("kept = 1\nwhile True:\n    pass"), run("print(kept)\nwhile True:\n    pass")],
+    );
     assert_eq!(results[0]["structured"]["truncated"], true, "{}", results[0]);
     assert!(results[0]["text"].as_str().expect("text").len() < 1200, "{}", results[0]);
     assert!(results[1]["text"].as_str().expect("text").contains("TimeoutError"), "{}", results[1]);
     assert!(results[1]["seconds"].as_f64().expect("seconds") < 10.0, "{}", results[1]);
+    // In a session too, each call has the limits whole.
+    let next = results[2]["text"].as_str().expect("text");
+    assert!(next.starts_with("1\n") && next.contains("TimeoutError"), "{next}");
+    assert!(results[2]["seconds"].as_f64().expect("seconds") >= 0.9, "{}", results[2]);
 }
 
 #[test]
@@ -1008,4 +1017,127 @@ fn describe_finds_functions_by_the_words_of_a_query_and_caps_the_answer() {
     assert!(result_text(&answers[3]).contains("no function's name or description"), "{}", answers[3]);
     let wrong = answers[4]["error"]["message"].as_str().expect("an error");
     assert!(wrong.contains("`query` is a string"), "{wrong}");
+}
+
+/// The `sessions` scenario: `clients` sessions open at once, and `steps` of (session, code,
+/// pause before it in seconds), in turn.
+fn sessions(env: &TestEnv, transport: &Transport, clients: usize, steps: &[(usize, &str, f64)]) -> Vec<Value> {
+    let calls: Vec<Value> = steps
+        .iter()
+        .map(|(client, code, pause)| json!({"client": client, "tool": "run", "arguments": {"code": code}, "pause": pause}))
+        .collect();
+    let seen = client(env, transport, json!({"scenario": "sessions", "clients": clients, "calls": calls}));
+    seen["results"].as_array().expect("results").clone()
+}
+
+fn text(result: &Value) -> &str {
+    result["text"].as_str().unwrap_or_else(|| panic!("no text: {result}"))
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn what_a_program_defines_stays_for_the_next_call_of_its_session_only() {
+    let env = workspace();
+    // One client, over stdio: variables, functions, imports and a tool bound to a name.
+    let results = calls(
+        &env,
+        &Transport::Stdio,
+        &[
+            run("import json\ncount = 41\ndef bump(n):\n    return n + 1\nv = view"),
+            run("print(bump(count), json.dumps(len(v(path='notes/todo.txt').splitlines())))"),
+        ],
+    );
+    assert_eq!(text(&results[1]), "42 2\n", "{results:?}");
+    // A new client of the same server starts afresh.
+    let results = calls(&env, &Transport::Stdio, &[run("print(count)")]);
+    assert!(text(&results[0]).contains("NameError"), "{results:?}");
+
+    // Two HTTP clients at once, of one server: each has its own.
+    let server = http_server(&env, &[]);
+    let results = sessions(
+        &env,
+        &Transport::Http(server),
+        2,
+        &[(0, "mine = 'zero'", 0.0), (1, "mine = 'one'", 0.0), (0, "print(mine)", 0.0), (1, "print(mine)", 0.0)],
+    );
+    assert_eq!((text(&results[2]), text(&results[3])), ("zero\n", "one\n"), "{results:?}");
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn a_run_that_crashes_or_runs_past_its_limits_ends_that_run_only() {
+    let env = workspace();
+    let server = http_server(&env, &[]);
+    // A big-integer power runs past its timeout inside one operation, where only the run's
+    // watchdog ends it: its process is ended, as a crash would be.
+    let bomb = "import sys\nstate = 'before'\nx = 7 ** (10 ** 8)";
+    let results = calls(
+        &env,
+        &Transport::Http(server),
+        &[
+            run("state = 'kept'\nother = 1"),
+            json!({"tool": "run", "arguments": {"code": bomb, "timeout": 1}}),
+            run("print(state, other)"),
+            json!({"tool": "run", "arguments": {"code": "blob = 'x' * (600 * 1024 * 1024)"}}),
+            run("print(state, other)"),
+        ],
+    );
+    assert!(text(&results[1]).contains("TimeoutError"), "{results:?}");
+    // The watchdog's run saved nothing: the session is as the last run that ended left it.
+    assert_eq!(text(&results[2]), "kept 1\n", "{results:?}");
+    assert!(text(&results[3]).contains("MemoryError"), "{results:?}");
+    assert_eq!(text(&results[4]), "kept 1\n", "{results:?}");
+
+    // A crash in one session leaves another, open at the same time, as it was.
+    let server = http_server(&env, &[]);
+    let results = sessions(
+        &env,
+        &Transport::Http(server),
+        2,
+        &[(1, "mine = 'safe'", 0.0), (0, "x = 7 ** (10 ** 8)", 0.0), (1, "print(mine)", 0.0)],
+    );
+    assert_eq!(text(&results[2]), "safe\n", "{results:?}");
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn an_idle_session_is_ended_and_its_next_call_says_so() {
+    let env = workspace().env("CODEACT_TIMEOUT", "20");
+    let server = http_server(&env, &["--session-idle", "1"]);
+    let results = sessions(
+        &env,
+        &Transport::Http(server),
+        1,
+        &[(0, "x = 1", 0.0), (0, "print(x)", 0.2), (0, "print(x)", 3.0), (0, "x = 2", 0.0), (0, "print(x)", 0.0)],
+    );
+    assert_eq!(text(&results[1]), "1\n", "{results:?}");
+    let ended = text(&results[2]);
+    assert!(ended.contains("NameError") && ended.contains("had no call for over 1s"), "{ended}");
+    assert_eq!(text(&results[4]), "2\n", "{results:?}");
+
+    // With no idle time at all, nothing is kept, and the reference does not say it is.
+    let server = http_server(&env, &["--session-idle", "0"]);
+    let results = sessions(&env, &Transport::Http(server), 1, &[(0, "x = 1", 0.0), (0, "print(x)", 0.0)]);
+    assert!(text(&results[1]).contains("NameError"), "{results:?}");
+    let server = http_server(&env, &["--session-idle", "0"]);
+    let seen = client(&env, &Transport::Http(server), json!({"scenario": "list"}));
+    assert!(!seen["instructions"].as_str().expect("instructions").contains("stay for your next"), "{seen}");
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+#[expect(clippy::print_stderr, reason = "the counts are reported with --nocapture")]
+fn sessions_add_at_most_sixty_tokens_to_what_the_model_reads() {
+    let env = workspace();
+    // What every request carries: the instructions and the tools' definitions.
+    let read = |extra: &[&str]| {
+        let server = http_server(&env, extra);
+        let seen = client(&env, &Transport::Http(server), json!({"scenario": "list"}));
+        let instructions = seen["instructions"].as_str().expect("instructions").to_owned();
+        tokens(&instructions) + tokens(&seen["tools"].to_string())
+    };
+    let (with, without) = (read(&[]), read(&["--session-idle", "0"]));
+    eprintln!("instructions and tools: {with} o200k_base tokens with sessions, {without} without");
+    assert!(with > without, "the instructions say that state is kept");
+    assert!(with - without <= 60, "sessions add {} tokens", with - without);
 }

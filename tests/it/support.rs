@@ -478,3 +478,8 @@ pub(crate) fn assert_none_left(live: impl Fn() -> Vec<String>, what: &str) {
 pub(crate) fn marked(mark: &str) -> Vec<String> {
     processes_with_env(&[format!("IT_MARK={mark}")])
 }
+
+/// `o200k_base` tokens, counted offline.
+pub(crate) fn tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton().encode_with_special_tokens(text).len()
+}

@@ -17,12 +17,16 @@ plus "scenario" and its fields:
                                              later, in the same session; then `print("after")`
     concurrent arguments, clients            `clients` sessions each make the call at once
     parallel   arguments, calls              one session makes the call `calls` times at once
+    sessions   clients, calls=[{client, tool, arguments, pause}]
+                                             `clients` sessions open at once; each call in
+                                             turn, by the session numbered `client`, after
+                                             `pause` seconds (in `calls` too)
 """
 
 import json
 import sys
 import time
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
@@ -87,6 +91,14 @@ async def scenario(request):
             for index in range(request["clients"]):
                 group.start_soon(one, index)
         return {"results": results, "seconds": time.monotonic() - started}
+    if kind == "sessions":
+        async with AsyncExitStack() as stack:
+            clients = [(await stack.enter_async_context(session(request)))[0] for _ in range(request["clients"])]
+            results = []
+            for c in request["calls"]:
+                await anyio.sleep(c.get("pause", 0))
+                results.append(await call(clients[c["client"]], c["tool"], c["arguments"]))
+            return {"results": results}
 
     async with session(request) as (client, init):
         if kind == "list":
@@ -105,7 +117,11 @@ async def scenario(request):
                 ],
             }
         if kind == "calls":
-            return {"results": [await call(client, c["tool"], c["arguments"]) for c in request["calls"]]}
+            results = []
+            for c in request["calls"]:
+                await anyio.sleep(c.get("pause", 0))
+                results.append(await call(client, c["tool"], c["arguments"]))
+            return {"results": results}
         if kind == "progress":
             seen = []
 

@@ -4,8 +4,9 @@
 mod convert;
 mod error;
 mod os;
+mod pause;
 mod printer;
 mod run;
 
 pub(crate) use error::differs_from_cpython;
-pub(crate) use run::{VERSION, run, run_tool, syntax_error};
+pub(crate) use run::{Session, VERSION, run, run_in, run_tool, syntax_error};

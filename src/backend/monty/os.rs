@@ -8,13 +8,12 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use monty::{OsCall, RunProgress};
 use monty_types::{
-    ExtFunctionResult, FileMode, MontyException, MontyFileHandle, MontyObject, OpenCallArgs, OsFunctionCall,
-    PrintWriter,
+    ExtFunctionResult, FileMode, MontyFileHandle, MontyObject, OpenCallArgs, OsFunctionCall, PrintWriter,
 };
 
 use super::error::{exception, limit_exception};
+use super::pause::Os;
 use super::printer::Printer;
 use crate::sandbox::{Host, LimitHit};
 use crate::tools::workspace::Entry;
@@ -26,11 +25,11 @@ const WRITE_INSTEAD: &str = "write files with create(path=…, file_text=…) or
 
 /// `open()`, `pathlib` and `os` calls: read-only file access inside the workspace is served
 /// through the same confinement as the tools; everything else is refused with what to use instead.
-pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
+pub(super) fn os_call<C: Os>(call: C, host: &mut Host, printer: &mut Printer<'_>) -> C::Next {
     if host.past_deadline() {
         return call.abort(limit_exception(host, LimitHit::Time), PrintWriter::Callback(printer));
     }
-    match &call.function_call {
+    match call.request() {
         OsFunctionCall::Sleep(delay)
         | OsFunctionCall::SystemSleep(delay)
         | OsFunctionCall::AsyncSleep(delay)
@@ -51,7 +50,7 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
         | OsFunctionCall::Time(_)
         | OsFunctionCall::DateToday
         | OsFunctionCall::DateTimeNow(_) => {
-            let exc = call.function_call.on_no_handler();
+            let exc = call.request().on_no_handler();
             return call.resume(ExtFunctionResult::Error(exc), PrintWriter::Callback(printer));
         }
         _ => {}
@@ -60,7 +59,7 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
     if let Err(hit) = host.count_call() {
         return call.abort(limit_exception(host, hit), PrintWriter::Callback(printer));
     }
-    if reads_files(&call.function_call) && host.catalog().get(files::VIEW.spec.name).is_none() {
+    if reads_files(call.request()) && host.catalog().get(files::VIEW.spec.name).is_none() {
         let err = ToolError::permission(format!(
             "{} reads files as view does, and view is disabled by configuration",
             name_of(&call)
@@ -77,7 +76,7 @@ pub(super) fn os_call(call: OsCall, host: &mut Host, printer: &mut Printer<'_>) 
 
 /// The answer to a file call: read-only access inside the workspace, through the same
 /// confinement as the tools; anything else refused with what to use instead.
-fn serve(call: &OsCall, host: &Host) -> Result<MontyObject, ToolError> {
+fn serve(call: &impl Os, host: &Host) -> Result<MontyObject, ToolError> {
     let ws = &host.context().workspace;
     let windows = cfg!(windows);
     let probe = |path: &str, want: Option<Entry>| -> Result<MontyObject, ToolError> {
@@ -90,7 +89,7 @@ fn serve(call: &OsCall, host: &Host) -> Result<MontyObject, ToolError> {
             Err(err) => Err(err),
         }
     };
-    match &call.function_call {
+    match call.request() {
         OsFunctionCall::Exists(path) => probe(path.as_str(), None),
         OsFunctionCall::IsFile(path) => probe(path.as_str(), Some(Entry::File)),
         OsFunctionCall::IsDir(path) => probe(path.as_str(), Some(Entry::Dir)),
@@ -171,13 +170,13 @@ fn host_path(path: &str, windows: bool) -> &str {
 
 /// `time.sleep` and `asyncio.sleep`: waits, at most until the run's deadline, which ends the
 /// run when the sleep would pass it.
-fn sleep(call: OsCall, delay: Duration, host: &Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
+fn sleep<C: Os>(call: C, delay: Duration, host: &Host, printer: &mut Printer<'_>) -> C::Next {
     let left = host.deadline().saturating_duration_since(Instant::now());
     std::thread::sleep(delay.min(left));
     if delay > left {
         return call.abort(limit_exception(host, LimitHit::Time), PrintWriter::Callback(printer));
     }
-    if call.allow_eager_await {
+    if call.eager() {
         call.resume_eager(Ok(MontyObject::none()), PrintWriter::Callback(printer))
     } else {
         call.resume(ExtFunctionResult::Return(MontyObject::none()), PrintWriter::Callback(printer))
@@ -215,15 +214,15 @@ fn reads_files(call: &OsFunctionCall) -> bool {
 }
 
 /// The name of an OS call as messages show it.
-fn name_of(call: &OsCall) -> Cow<'static, str> {
-    match &call.function_call {
+fn name_of(call: &impl Os) -> Cow<'static, str> {
+    match call.request() {
         OsFunctionCall::Open(args) => Cow::Owned(format!("open() with mode '{}'", args.mode.as_str())),
         other => Cow::Borrowed(other.name()),
     }
 }
 
 /// The error for an OS call that is not served, saying what to do `instead`.
-fn refused(call: &OsCall, kind: ErrorKind, instead: &str) -> ToolError {
+fn refused(call: &impl Os, kind: ErrorKind, instead: &str) -> ToolError {
     ToolError::new(kind, format!("{} is not available inside codeact; {instead}", name_of(call)))
 }
 

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use monty::{FunctionCall, MontyRun, NameLookup, RunProgress};
+use monty::{MontyRepl, MontyRun, ReplStartError};
 use monty_types::{
     BASELINE_MEMORY, CompileOptions, ExcType, ExtFunctionResult, LIVE_MEMORY, MontyException, MontyObject,
     NameLookupResult, OsPolicy, PrintWriter, ResourceLimits, ResourceTracker, SleepMode,
@@ -33,6 +33,7 @@ use monty_types::{
 use super::convert::{Shape, call_arguments, from_value, python_repr, to_value};
 use super::error::{SCRIPT_NAME, beyond_monty, compile_error, exception, limit_exception, runtime_error, summary};
 use super::os::os_call;
+use super::pause::{Call, Fed, Flow, Lookup, Once, Pause as _, Stage};
 use super::printer::Printer;
 use crate::sandbox::live::MemoryProbe;
 use crate::sandbox::{Capture, Dispatch, Host, LimitHit, Outcome, ProgramError, memory};
@@ -65,18 +66,31 @@ pub(crate) fn syntax_error(code: &str) -> Option<(usize, String)> {
 pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
     // The watchdog reads the output as it is printed.
     let (stdout, stderr) = (host.live().stdout().clone(), host.live().stderr().clone());
+    let result = on_interpreter_thread(|| execute(program, host, &stdout, &stderr));
+    outcome(result, host)
+}
+
+/// Runs `work` on a thread with a large stack, so that deep recursion ends in `RecursionError`,
+/// not a crash; `None` when the thread could not start or panicked.
+fn on_interpreter_thread<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
     let result = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("monty".into())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, || execute(program, host, &stdout, &stderr))
-            .map(std::thread::ScopedJoinHandle::join)
+            .spawn_scoped(scope, work)
+            .ok()
+            .and_then(|thread| thread.join().ok())
     });
     disarm_memory();
+    result
+}
+
+/// The outcome of a program that ended with `result` (`None`: the interpreter stopped).
+fn outcome(result: Option<Result<MontyObject, Failed>>, host: &mut Host) -> Outcome {
     let mut beyond_monty = None;
     let (return_value, return_repr, error) = match result {
-        Ok(Ok(Ok(value))) if value.as_ref().type_name() == "NoneType" => (None, None, None),
-        Ok(Ok(Ok(value))) => match Shape::of_object(&value).refusal(host.limits().max_memory) {
+        Some(Ok(value)) if value.as_ref().type_name() == "NoneType" => (None, None, None),
+        Some(Ok(value)) => match Shape::of_object(&value).refusal(host.limits().max_memory) {
             None => (Some(to_value(value.as_ref())), Some(python_repr(value)), None),
             Some(why) => {
                 let message = format!("the program's result cannot be returned: {why}; print what you need of it");
@@ -87,11 +101,11 @@ pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
                 )
             }
         },
-        Ok(Ok(Err(failed))) => {
+        Some(Err(failed)) => {
             beyond_monty = failed.beyond_monty;
             (None, None, Some(failed.error))
         }
-        Ok(Err(_)) | Err(_) => (None, None, Some(ProgramError::internal("the interpreter stopped unexpectedly"))),
+        None => (None, None, Some(ProgramError::internal("the interpreter stopped unexpectedly"))),
     };
     let ((stdout, truncated), program_stderr) = host.live().printed();
     Outcome {
@@ -110,6 +124,63 @@ pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
     }
 }
 
+/// A session's interpreter state: the variables, functions and imports of the programs run
+/// in it so far, kept for the next.
+pub(crate) struct Session {
+    /// `None` until the first program (and after a program the interpreter could not go on
+    /// from, which starts the session afresh).
+    repl: Option<MontyRepl>,
+}
+
+impl Session {
+    /// A session that has run nothing.
+    #[must_use]
+    pub(crate) fn new() -> Self {
+        Self { repl: None }
+    }
+
+    /// Starts the memory count of the programs' interpreter here: what is allocated from now
+    /// on, the state a session loads included, counts against their limit. Called before the
+    /// state is read.
+    pub(crate) fn count_memory_from_here() {
+        disarm_memory();
+    }
+
+    /// The session [`dump`](Self::dump) saved in `state`, which must be codeact's own, unchanged
+    /// (`crate::session` seals it): the interpreter trusts what it loads.
+    pub(crate) fn load(state: &[u8]) -> Result<Self, String> {
+        let dump = monty::Dump::load(state).map_err(|err| format!("{err:?}"))?;
+        match dump.state {
+            monty::Session::Idle(repl) => Ok(Self { repl: Some(*repl) }),
+            monty::Session::Suspended(_) | monty::Session::Running(_) => {
+                Err("it holds a program that had not ended".into())
+            }
+        }
+    }
+
+    /// The session's state, for [`load`](Self::load).
+    pub(crate) fn dump(&self) -> Result<Vec<u8>, String> {
+        let Some(repl) = &self.repl else {
+            let fresh = MontyRepl::new(SCRIPT_NAME, ResourceTracker::default(), CompileOptions::default());
+            return monty::dump(SCRIPT_NAME, None, &[], monty::SessionRef::Idle(&fresh)).map_err(|err| err.to_string());
+        };
+        monty::dump(SCRIPT_NAME, None, &[], monty::SessionRef::Idle(repl)).map_err(|err| err.to_string())
+    }
+}
+
+/// Runs `program` in `session`, against `host`: what it defines stays for the next program.
+/// The limits are this program's own; the state the session already holds counts against its
+/// memory.
+pub(crate) fn run_in(session: &mut Session, program: &str, host: &mut Host) -> Outcome {
+    let (stdout, stderr) = (host.live().stdout().clone(), host.live().stderr().clone());
+    let repl = session.repl.take();
+    let result = on_interpreter_thread(|| feed(repl, program, host, &stdout, &stderr)).map(|(repl, result)| {
+        session.repl = repl;
+        result
+    });
+    outcome(result, host)
+}
+
 /// Compiles and drives the program; runs on the interpreter thread.
 fn execute(
     program: &str,
@@ -123,6 +194,37 @@ fn execute(
         beyond_monty: (exc.exc_type() != ExcType::SyntaxError).then(|| summary(&exc)),
     })?;
     drive(runner, Vec::new(), host, Printer::new(stdout, stderr))
+}
+
+/// Feeds `program` to the session `repl` (a new one when `None`) and drives it; runs on the
+/// interpreter thread. The session comes back however the program ends.
+fn feed(
+    repl: Option<MontyRepl>,
+    program: &str,
+    host: &mut Host,
+    stdout: &Mutex<Capture>,
+    stderr: &Mutex<Capture>,
+) -> (Option<MontyRepl>, Result<MontyObject, Failed>) {
+    let memory_armed = arm_for_run(host);
+    let mut repl = repl.unwrap_or_else(|| {
+        MontyRepl::new(SCRIPT_NAME, ResourceTracker::default(), CompileOptions::default()).with_os_policy(os_policy())
+    });
+    if let Some(root) = host.context().workspace.root().to_str() {
+        repl.set_cwd(&super::os::virtual_cwd(root, cfg!(windows)));
+    }
+    *repl.tracker_mut() = ResourceTracker::new(run_limits(host, memory_armed));
+    let mut printer = Printer::new(stdout, stderr);
+    let mut kept = None;
+    let result = match repl.feed_start(program, Vec::new(), PrintWriter::Callback(&mut printer)) {
+        // Monty parses as CPython does: a syntax error is the program's own.
+        Err(failed) if failed.error.exc_type() == ExcType::SyntaxError => {
+            let ReplStartError { repl, error } = *failed;
+            kept = Some(repl);
+            Err(Failed { error: compile_error(&error, program), beyond_monty: None })
+        }
+        first => drive_from::<Fed>(first, &mut kept, host, &mut printer, memory_armed),
+    };
+    (kept, result)
 }
 
 /// Why a program did not finish on Monty.
@@ -194,57 +296,70 @@ fn drive(
     host: &mut Host,
     mut printer: Printer<'_>,
 ) -> Result<MontyObject, Failed> {
-    let (max_memory, max_recursion) = (host.limits().max_memory, host.limits().max_recursion);
-    let memory_armed = arm_memory(max_memory);
+    let memory_armed = arm_for_run(host);
+    let first =
+        runner.start(inputs, ResourceTracker::new(run_limits(host, memory_armed)), PrintWriter::Callback(&mut printer));
+    drive_from::<Once>(first, &mut (), host, &mut printer, memory_armed)
+}
+
+/// Arms the memory limit for a run; false when it cannot be (library tests).
+fn arm_for_run(host: &Host) -> bool {
+    let memory_armed = arm_memory(host.limits().max_memory);
     if memory_armed {
         host.live().watch_memory(MemoryProbe { exceeded: past_watch_line, release: disarm_memory });
     }
-    // A turn is the stretch between two host calls: it is given what is left of the run at each.
-    let mut limits = ResourceLimits::default().max_turn_duration(remaining(host)).max_recursion_depth(max_recursion);
-    if memory_armed {
-        limits = limits.max_memory(max_memory);
-    }
-    let mut progress = runner
-        .start(inputs, ResourceTracker::new(limits), PrintWriter::Callback(&mut printer))
-        .map_err(|exc| Failed::at_run_time(&exc, host));
-    loop {
-        let step = match progress {
-            Err(error) => return Err(error),
-            Ok(RunProgress::Complete(value)) => return Ok(value),
-            Ok(RunProgress::FunctionCall(call)) => function_call(call, host, &mut printer, memory_armed),
-            Ok(RunProgress::NameLookup(lookup)) => name_lookup(lookup, host, &mut printer),
-            Ok(RunProgress::OsCall(call)) => os_call(call, host, &mut printer),
-            Ok(RunProgress::ResolveFutures(futures)) => {
-                // Every host call is answered at once, so no future is ever left pending.
-                let exc =
-                    MontyException::new(ExcType::RuntimeError, Some("awaited a host call that never started".into()));
-                futures.abort(exc, PrintWriter::Callback(&mut printer))
-            }
-        };
-        progress = step.map_err(|exc| Failed::at_run_time(&exc, host));
-    }
+    memory_armed
 }
 
-fn function_call(
-    mut call: FunctionCall,
+/// The interpreter's limits for a run: a turn, the stretch between two host calls, is given
+/// what is left of the run at each.
+fn run_limits(host: &Host, memory_armed: bool) -> ResourceLimits {
+    let limits =
+        ResourceLimits::default().max_turn_duration(remaining(host)).max_recursion_depth(host.limits().max_recursion);
+    if memory_armed { limits.max_memory(host.limits().max_memory) } else { limits }
+}
+
+/// Answers the pauses of a run, from its first step, until it ends.
+fn drive_from<F: Flow>(
+    first: F::Next,
+    kept: &mut F::Kept,
     host: &mut Host,
     printer: &mut Printer<'_>,
     memory_armed: bool,
-) -> Result<RunProgress, MontyException> {
-    if call.object_id.is_some() {
-        let exc =
-            MontyException::new(ExcType::TypeError, Some(format!("'{}' is not callable here", call.function_name)));
-        return call.resume(exc, PrintWriter::Callback(printer));
+) -> Result<MontyObject, Failed> {
+    let mut next = first;
+    loop {
+        next = match F::step(next, kept, remaining(host)).map_err(|exc| Failed::at_run_time(&exc, host))? {
+            Stage::Done(value) => return Ok(value),
+            Stage::Call(call) => function_call(call, host, printer, memory_armed),
+            Stage::Lookup(lookup) => name_lookup(lookup, host, printer),
+            Stage::Os(call) => os_call(call, host, printer),
+            Stage::Futures(futures) => {
+                // Every host call is answered at once, so no future is ever left pending.
+                let exc =
+                    MontyException::new(ExcType::RuntimeError, Some("awaited a host call that never started".into()));
+                futures.abort(exc, PrintWriter::Callback(printer))
+            }
+        };
     }
-    let (positional, keywords) = match call_arguments(&call.function_name, &call.args, host.limits().max_memory) {
+}
+
+fn function_call<C: Call>(mut call: C, host: &mut Host, printer: &mut Printer<'_>, memory_armed: bool) -> C::Next {
+    if call.object_id().is_some() {
+        let exc =
+            MontyException::new(ExcType::TypeError, Some(format!("'{}' is not callable here", call.function_name())));
+        return call.resume(ExtFunctionResult::Error(exc), PrintWriter::Callback(printer));
+    }
+    let args = call.take_args();
+    let (positional, keywords) = match call_arguments(call.function_name(), &args, host.limits().max_memory) {
         Ok(arguments) => arguments,
         Err(err) => return call.resume(ExtFunctionResult::Error(exception(&err)), PrintWriter::Callback(printer)),
     };
-    call.args = monty_types::CallArgs::new();
+    drop(args);
     // Tool buffers are the host's, not the program's: do not count them against its memory.
     let room = memory_left(host.limits().max_memory);
     disarm_memory();
-    let answer = match host.call(&call.function_name, positional, keywords) {
+    let answer = match host.call(call.function_name(), positional, keywords) {
         // A result that cannot fit in what is left is refused before it is copied into
         // interpreter objects, and dropped while the limit is still off.
         Dispatch::Return(value) if memory_armed && memory::estimate(&value) > room => Err(LimitHit::Memory),
@@ -258,7 +373,9 @@ fn function_call(
     }
     match answer {
         Ok(result) => {
-            call.tracker_mut().set_max_turn_duration(remaining(host));
+            if let Some(tracker) = call.tracker_mut() {
+                tracker.set_max_turn_duration(remaining(host));
+            }
             call.resume(result, PrintWriter::Callback(printer))
         }
         Err(hit) => call.abort(limit_exception(host, hit), PrintWriter::Callback(printer)),
@@ -266,13 +383,13 @@ fn function_call(
 }
 
 /// A bare reference to a tool (`f = view`) resolves to a callable; anything else is a `NameError`.
-fn name_lookup(lookup: NameLookup, host: &mut Host, printer: &mut Printer<'_>) -> Result<RunProgress, MontyException> {
-    let answer = if lookup.object_id().is_none() && host.has_tool(&lookup.name) {
-        NameLookupResult::Value(MontyObject::function(lookup.name.clone(), None))
+fn name_lookup<L: Lookup>(lookup: L, host: &mut Host, printer: &mut Printer<'_>) -> L::Next {
+    let answer = if lookup.object_id().is_none() && host.has_tool(lookup.name()) {
+        NameLookupResult::Value(MontyObject::function(lookup.name().to_owned(), None))
     } else if lookup.object_id().is_some() {
         NameLookupResult::Undefined
     } else {
-        NameLookupResult::Error(exception(&host.unknown_name(&lookup.name)))
+        NameLookupResult::Error(exception(&host.unknown_name(lookup.name())))
     };
     lookup.resume(answer, PrintWriter::Callback(printer))
 }

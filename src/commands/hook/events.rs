@@ -229,13 +229,16 @@ fn session_start(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json:
     let built = setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Static, true);
     setup::report_untrusted(&config, &built);
     let invocation = reach::invocation();
+    let route = reach::route(None);
     let text = Reference {
         backend,
         fallback: backend::fallback(config.backend),
         catalog: &built.catalog,
         limits: &config.limits,
         binary: &invocation,
-        route: reach::route(None),
+        route,
+        // A server started as the route's is keeps state on Monty, by default.
+        keeps_state: route == Route::Mcp && config.backend.keeps_state(),
     }
     .reference()?;
     let text = match mismatch {

@@ -61,19 +61,29 @@ pub(crate) enum Failed {
     NoReport(String),
 }
 
-/// Runs `code` with `timeout` (checked), calling `progress` with the time elapsed every `every`
-/// until it ends; `cancel` stops it.
+/// What one call asks to run.
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    pub(crate) code: &'a str,
+    /// Checked already.
+    pub(crate) timeout: Duration,
+    pub(crate) read_only: bool,
+    /// The arguments that name the session the run loads and saves; none when empty.
+    pub(crate) session: Vec<OsString>,
+}
+
+/// Runs `request`, calling `progress` with the time elapsed every `every` until it ends;
+/// `cancel` stops it.
 pub(crate) async fn run(
     launch: &Launch,
-    code: &str,
-    timeout: Duration,
-    read_only: bool,
+    request: &Request<'_>,
     cancel: &CancellationToken,
     every: Duration,
     mut progress: impl FnMut(Duration),
 ) -> Result<RunEnded, Failed> {
     let mut command = Command::new(&launch.program);
-    command.arg("run").arg("--mcp-result").args(&launch.args);
+    let Request { code, timeout, read_only, ref session } = *request;
+    command.arg("run").arg("--mcp-result").args(&launch.args).args(session);
     command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
     // The server's own `--read-only` is among the shared arguments already.
     if read_only && !launch.args.iter().any(|arg| arg == "--read-only") {

@@ -180,7 +180,7 @@ pub(super) async fn serve(
     // sends none while its program runs, so the default 5 minutes would cancel a longer run;
     // this outlasts the longest run the server allows.
     sessions.session_config.keep_alive = Some(SESSION_IDLE);
-    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
+    let service = StreamableHttpService::new(move || Ok(server.with_new_session()), Arc::new(sessions), config);
     let token = token.map(|token| Arc::new(Sha256::digest(format!("Bearer {token}").as_bytes())));
     let waiting = Arc::new(Waiting::new(usize::from(args.max_waiting_connections)));
     announce(&format!("http://{bound}{PATH}"));

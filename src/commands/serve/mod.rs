@@ -22,6 +22,7 @@ pub(super) mod handoff;
 mod http;
 mod sandbox;
 mod server;
+mod sessions;
 mod tools;
 mod waiting;
 

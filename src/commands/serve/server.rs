@@ -18,6 +18,7 @@ use tokio::sync::Semaphore;
 
 use super::child::Launch;
 use super::sandbox;
+use super::sessions::{Session, Sessions};
 use super::tools::{clip, describe_tool, run_tool};
 use super::{broad, http};
 use crate::backend;
@@ -46,6 +47,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     let built =
         setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = reach::invocation();
+    let keeps_state = !args.session_idle.is_zero() && config.backend.keeps_state();
     let reference = Reference {
         backend,
         fallback: backend::fallback(config.backend),
@@ -53,6 +55,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         limits: &config.limits,
         binary: &binary,
         route: Route::Mcp,
+        keeps_state,
     };
     let instructions = reference.reference()?;
     let docs: Vec<Json> = built.catalog.every_tool().map(|tool| tool.describe().to_json()).collect();
@@ -71,6 +74,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         shared.push(OsString::from("--read-only"));
     }
     let program = std::env::current_exe().context("failed to find this binary to run programs with")?;
+    let sessions = if keeps_state { Some(Sessions::new(args.session_idle)?) } else { None };
     let max_output = config.limits.max_output;
     let server = CodeactServer {
         shared: Arc::new(Shared {
@@ -87,7 +91,9 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
             docs,
             default_timeout: config.limits.timeout,
             slots: Semaphore::new(usize::from(args.max_concurrent)),
+            sessions: sessions.clone(),
         }),
+        session: None,
     };
 
     // A served run ends its own tools' groups in its grace before the server kills it.
@@ -97,6 +103,15 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         .build()
         .context("failed to start the server's runtime")?;
     let served = runtime.block_on(async {
+        if let Some(sessions) = sessions {
+            tokio::spawn(async move {
+                let mut sweeps = tokio::time::interval(sessions.sweep_every());
+                loop {
+                    sweeps.tick().await;
+                    sessions.end_idle();
+                }
+            });
+        }
         match args.http {
             Some(addr) => http::serve(server, addr, args, token).await,
             None => serve_stdio(server).await,
@@ -145,7 +160,8 @@ fn refuse(args: &ServeArgs, refusal: UsageError) -> Result<u8> {
 
 /// Serves one client on stdin and stdout until it closes them.
 async fn serve_stdio(server: CodeactServer) -> Result<()> {
-    let running = server.serve(rmcp::transport::stdio()).await.context("the MCP client did not initialize")?;
+    let running =
+        server.with_new_session().serve(rmcp::transport::stdio()).await.context("the MCP client did not initialize")?;
     running.waiting().await.context("the MCP connection failed")?;
     Ok(())
 }
@@ -154,6 +170,16 @@ async fn serve_stdio(server: CodeactServer) -> Result<()> {
 #[derive(Debug, Clone)]
 pub(crate) struct CodeactServer {
     pub(super) shared: Arc<Shared>,
+    /// The connection's session, where the server keeps one.
+    pub(super) session: Option<Session>,
+}
+
+impl CodeactServer {
+    /// The server for a client that has just connected: with a session of its own.
+    pub(super) fn with_new_session(&self) -> Self {
+        let session = self.shared.sessions.as_ref().map(Sessions::open);
+        Self { shared: Arc::clone(&self.shared), session }
+    }
 }
 
 #[derive(Debug)]
@@ -169,6 +195,8 @@ pub(super) struct Shared {
     pub(super) slots: Semaphore,
     /// Whether results leave out their structured content.
     pub(super) text_only: bool,
+    /// The clients' sessions, where programs keep their state between calls.
+    pub(super) sessions: Option<Arc<Sessions>>,
 }
 
 impl ServerHandler for CodeactServer {

@@ -147,13 +147,21 @@ impl CodeactServer {
         };
         // A run is read-only when the agent says it runs read-only (`sandbox`).
         let read_only = sandbox::says_read_only(&context.meta);
-        let finished = child::run(&self.shared.launch, code, timeout, read_only, &cancel, PROGRESS_EVERY, report).await;
+        let turn = self.session.as_ref().map(super::sessions::Session::turn);
+        let session = turn.as_ref().map(super::sessions::Turn::arguments).unwrap_or_default();
+        let request = child::Request { code, timeout, read_only, session };
+        let finished = child::run(&self.shared.launch, &request, &cancel, PROGRESS_EVERY, report).await;
+        let note = turn.and_then(|turn| turn.note.clone());
         // No progress may follow the result.
         for notification in sent {
             let _ = notification.await;
         }
         match finished {
-            Ok(RunEnded { result, text, success }) => {
+            Ok(RunEnded { result, mut text, success }) => {
+                if let Some(note) = note {
+                    text.push_str(&note);
+                    text.push('\n');
+                }
                 let text = ContentBlock::text(if text.is_empty() { "(no output)".to_owned() } else { text });
                 let mut answer = if self.shared.text_only {
                     CallToolResult::success(Vec::new())

@@ -1,0 +1,173 @@
+//! What a client's programs define, kept from one `run` call to the next: each MCP session
+//! (each stdio connection, each HTTP session) has a session of its own, which its runs load and
+//! save (`codeact run --session ID --sessions-dir DIR`), one run at a time.
+//!
+//! The states are kept in a private folder the server makes when it starts and removes when it
+//! ends, sealed like the command line's sessions (`crate::session`); a client never names
+//! them, so one client's state is never another's. A session that gets no call for
+//! [`--session-idle`](crate::cli::ServeArgs::session_idle) is ended and its state removed; so
+//! is the state of a client that leaves. Each run is still a process of its own, so a crash, a
+//! timeout or a memory limit ends that run only: the session keeps what the last run that ended
+//! saved.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use tempfile::TempDir;
+
+/// The sessions of one server.
+#[derive(Debug)]
+pub(super) struct Sessions {
+    /// The private folder the states are kept in.
+    folder: TempDir,
+    /// How long a session is kept without a call.
+    idle: Duration,
+    /// Where each session that has had a call stands, by id.
+    marks: Mutex<HashMap<String, Mark>>,
+}
+
+/// Where a session stands.
+#[derive(Debug, Clone, Copy)]
+enum Mark {
+    /// A call of it is running.
+    Running,
+    /// Its last call ended then.
+    Idle(Instant),
+    /// It was ended for its idle time, and has had no call since.
+    Ended,
+}
+
+impl Sessions {
+    /// The sessions of a server that keeps each for `idle` without a call.
+    pub(super) fn new(idle: Duration) -> Result<Arc<Self>> {
+        let folder = tempfile::Builder::new()
+            .prefix("codeact-sessions-")
+            .tempdir()
+            .context("failed to make a private folder for the clients' sessions")?;
+        Ok(Arc::new(Self { folder, idle, marks: Mutex::new(HashMap::new()) }))
+    }
+
+    pub(super) fn folder(&self) -> &Path {
+        self.folder.path()
+    }
+
+    /// A new session, for a client that has just connected.
+    pub(super) fn open(self: &Arc<Self>) -> Session {
+        let mut bytes = [0_u8; 16];
+        // Names need only be distinct: a clash is two clients sharing state, so the clock
+        // stands in should the system's randomness fail.
+        if getrandom::fill(&mut bytes).is_err() {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            bytes = now.as_nanos().to_le_bytes();
+        }
+        let id = crate::digest::hex(&bytes);
+        Session { inner: Arc::new(Inner { id, sessions: Arc::clone(self), turn: tokio::sync::Mutex::new(()) }) }
+    }
+
+    /// Ends the sessions that have had no call for longer than the idle time, removing their
+    /// state; the next call of each starts afresh, and says so.
+    pub(super) fn end_idle(&self) {
+        let now = Instant::now();
+        for (id, mark) in self.marks().iter_mut() {
+            if let Mark::Idle(last) = *mark
+                && now.duration_since(last) > self.idle
+            {
+                let _ = std::fs::remove_file(crate::session::file(self.folder(), id));
+                *mark = Mark::Ended;
+            }
+        }
+    }
+
+    fn marks(&self) -> std::sync::MutexGuard<'_, HashMap<String, Mark>> {
+        self.marks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How often [`end_idle`](Self::end_idle) runs: often enough that a session outlives its
+    /// idle time by at most a tenth of it (and a minute at most).
+    pub(super) fn sweep_every(&self) -> Duration {
+        (self.idle / 10).clamp(Duration::from_millis(100), Duration::from_mins(1))
+    }
+}
+
+/// One client's session; its clones are the same session. Its state is removed when the last
+/// clone is dropped: the client has gone.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    id: String,
+    sessions: Arc<Sessions>,
+    /// Held by the call whose run saves the state.
+    turn: tokio::sync::Mutex<()>,
+}
+
+/// A call's share of its session: the run loads the state, and saves it when the call holds
+/// the session's turn; a call made while another runs has the state as the last run left it,
+/// and keeps nothing, so that calls of one session still run at once.
+pub(super) struct Turn<'a> {
+    session: &'a Session,
+    /// Held while the run may save the state.
+    held: Option<tokio::sync::MutexGuard<'a, ()>>,
+    /// Said to the model with the result.
+    pub(super) note: Option<String>,
+}
+
+impl Session {
+    /// This call's share of the session.
+    pub(super) fn turn(&self) -> Turn<'_> {
+        let Ok(held) = self.inner.turn.try_lock() else {
+            let note = "codeact: another call of this session was running, so this one had the state as the last \
+                        call left it, and what it defined is not kept";
+            return Turn { session: self, held: None, note: Some(note.to_owned()) };
+        };
+        let sessions = &self.inner.sessions;
+        let ended = matches!(sessions.marks().insert(self.inner.id.clone(), Mark::Running), Some(Mark::Ended));
+        let note = ended.then(|| {
+            format!(
+                "codeact: this session had no call for over {}, so what its earlier programs defined was cleared",
+                crate::limits::format_seconds(sessions.idle)
+            )
+        });
+        Turn { session: self, held: Some(held), note }
+    }
+}
+
+impl Turn<'_> {
+    /// The arguments that make a run this session's: `--session ID --sessions-dir DIR`, and
+    /// `--session-unsaved` for a call that does not hold the turn.
+    pub(super) fn arguments(&self) -> Vec<std::ffi::OsString> {
+        let inner = &self.session.inner;
+        let mut arguments = vec![
+            "--session".into(),
+            inner.id.clone().into(),
+            "--sessions-dir".into(),
+            inner.sessions.folder().as_os_str().to_owned(),
+        ];
+        if self.held.is_none() {
+            arguments.push("--session-unsaved".into());
+        }
+        arguments
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if self.held.is_some() {
+            let inner = &self.session.inner;
+            inner.sessions.marks().insert(inner.id.clone(), Mark::Idle(Instant::now()));
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.sessions.marks().remove(&self.id);
+        let _ = std::fs::remove_file(crate::session::file(self.sessions.folder(), &self.id));
+    }
+}
