@@ -245,7 +245,17 @@ pub(crate) struct ServeArgs {
     /// imports) while no call comes, in seconds; 0 keeps nothing between calls. Monty only.
     #[arg(long, value_name = "SECS", default_value = "1800", value_parser = parse_idle)]
     pub(crate) session_idle: Duration,
+
+    /// How long a `run` call waits for its program before it answers with what the program
+    /// printed so far, leaving it running for `run(wait=ID)`, in seconds; a call's
+    /// `yield_after` replaces it. 0 waits until the program ends.
+    #[arg(long, value_name = "SECS", default_value = YIELD_AFTER_SECS, value_parser = parse_idle)]
+    pub(crate) yield_after: Duration,
 }
+
+/// How long `codeact mcp serve`'s `run` calls wait for their program by default.
+pub(crate) const YIELD_AFTER: Duration = Duration::from_secs(10);
+const YIELD_AFTER_SECS: &str = "10";
 
 /// A number of seconds, 0 or more.
 fn parse_idle(text: &str) -> Result<Duration, String> {

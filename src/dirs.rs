@@ -126,13 +126,9 @@ pub(crate) fn open_private(path: &Path, append: bool) -> io::Result<File> {
     Ok(file)
 }
 
-/// Creates `path`, a small file of codeact's own, for writing, with mode 0600 and its folder
-/// with mode 0700 when missing; fails when something, a link included, is at `path` already.
-pub(crate) fn create_new_private(path: &Path) -> io::Result<File> {
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new().recursive(true).unix_mode(0o700).create(dir)?;
-    }
-    std::fs::OpenOptions::new().create_new(true).write(true).unix_mode(0o600).open(path)
+/// Makes `dir`, a folder of codeact's own, with mode 0700 (and its missing parents).
+pub(crate) fn make_private_dir(dir: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new().recursive(true).unix_mode(0o700).create(dir)
 }
 
 /// An agent whose own MCP configuration codeact reads.

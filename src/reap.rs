@@ -118,10 +118,23 @@ pub(crate) fn on_signals() {
     platform::on_stop_signals(stopped);
 }
 
-/// What a stop signal does before codeact dies of it: notes that it came, and ends every group.
+/// Folders of codeact's own that a stop signal removes too ([`remove_on_stop`]).
+static FOLDERS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Has a stop signal remove `folder` before codeact dies of it (a folder it would have removed
+/// as it ended).
+pub(crate) fn remove_on_stop(folder: std::path::PathBuf) {
+    FOLDERS.lock().unwrap_or_else(PoisonError::into_inner).push(folder);
+}
+
+/// What a stop signal does before codeact dies of it: notes that it came, ends every group,
+/// and removes the folders noted.
 fn stopped() {
     SIGNALLED.store(true, Ordering::SeqCst);
     end_groups();
+    for folder in FOLDERS.lock().unwrap_or_else(PoisonError::into_inner).drain(..) {
+        let _ = std::fs::remove_dir_all(folder);
+    }
 }
 
 /// Ends codeact as a stop signal would (SIGTERM; Ctrl-Break on Windows): every noted group is

@@ -49,6 +49,8 @@ pub(crate) struct Reference<'a> {
     pub(crate) route: Route,
     /// Whether what a program defines stays for the next `run` call (an MCP server's sessions).
     pub(crate) keeps_state: bool,
+    /// How long an MCP server's `run` call waits before it answers that the program still runs.
+    pub(crate) yield_after: Option<std::time::Duration>,
 }
 
 /// Who reads a rendered reference.
@@ -188,6 +190,7 @@ impl Reference<'_> {
             agent => reader == Reader::Agent,
             mcp => reader == Reader::Mcp,
             keeps_state => self.keeps_state,
+            yield_after => self.yield_after.map(format_seconds),
         }
     }
 

@@ -52,6 +52,11 @@ pub(crate) fn folder_in(folder: &Path, workspace: &Path) -> bool {
     loop {
         if let Ok(real) = existing.canonical() {
             let Ok(rest) = dir.strip_prefix(existing) else { return false };
+            // Below a folder that does not exist yet, `..` cannot be resolved: such a folder is
+            // taken to be anywhere, the workspace included.
+            if rest.components().any(|part| matches!(part, std::path::Component::ParentDir)) {
+                return true;
+            }
             return crate::platform::is_within(&real.join(rest), &workspace);
         }
         let Some(parent) = existing.parent() else { return false };
@@ -86,6 +91,8 @@ pub(crate) enum Refused {
     Tampered { path: PathBuf },
     #[error("`{}` was saved by codeact {version}, and this is codeact {}; it was not loaded", path.display(), env!("CARGO_PKG_VERSION"))]
     OtherVersion { path: PathBuf, version: String },
+    #[error("`{}` is a session of the workspace `{workspace}`, not of this one; it was not loaded", path.display())]
+    OtherWorkspace { path: PathBuf, workspace: String },
 }
 
 /// The file that holds the session `name` in `folder`.
@@ -118,9 +125,9 @@ pub(crate) fn remove(name: &str) -> io::Result<bool> {
     }
 }
 
-/// The state saved for the session `name` in `dir`, when there is one; `None` for a new
-/// session.
-pub(crate) fn load(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, Refused> {
+/// The state saved for the session `name` in `dir` by a run in `workspace`, when there is one;
+/// `None` for a new session.
+pub(crate) fn load(dir: &Path, name: &str, workspace: &Path) -> Result<Option<Vec<u8>>, Refused> {
     let path = file(dir, name);
     let unreadable = |err| Refused::Unreadable { path: path.clone(), err };
     let mut file = match open_regular(&path) {
@@ -135,19 +142,32 @@ pub(crate) fn load(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, Refused> {
         return Err(tampered());
     }
     let key = key(dir, false).map_err(unreadable)?.ok_or_else(tampered)?;
-    let (version, state) = unseal(&key, name, &sealed).ok_or_else(tampered)?;
-    if version != env!("CARGO_PKG_VERSION") {
-        return Err(Refused::OtherVersion { path, version });
+    let unsealed = unseal(&key, name, &sealed).ok_or_else(tampered)?;
+    if unsealed.version != env!("CARGO_PKG_VERSION") {
+        return Err(Refused::OtherVersion { path, version: unsealed.version });
     }
-    Ok(Some(state))
+    if unsealed.workspace != workspace_key(workspace) {
+        return Err(Refused::OtherWorkspace { path, workspace: unsealed.workspace });
+    }
+    Ok(Some(unsealed.state))
 }
 
-/// Saves `state` as the session `name` in `dir`, sealed.
-pub(crate) fn save(dir: &Path, name: &str, state: &[u8]) -> io::Result<PathBuf> {
+/// Saves `state` as the session `name` of a run in `workspace`, in `dir`, sealed.
+pub(crate) fn save(dir: &Path, name: &str, workspace: &Path, state: &[u8]) -> io::Result<PathBuf> {
     let key = key(dir, true)?.ok_or_else(|| io::Error::other("the sessions' key could not be made"))?;
     let path = file(dir, name);
-    atomic::write(&path, &seal(&key, env!("CARGO_PKG_VERSION"), name, state), Access::Private)?;
+    let sealed = Unsealed {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        workspace: workspace_key(workspace),
+        state: state.to_vec(),
+    };
+    atomic::write(&path, &seal(&key, name, &sealed), Access::Private)?;
     Ok(path)
+}
+
+/// How a session file names its workspace: the canonical path.
+fn workspace_key(workspace: &Path) -> String {
+    workspace.canonical().unwrap_or_else(|_| workspace.to_owned()).to_string_lossy().into_owned()
 }
 
 fn list_in(dir: &Path) -> io::Result<Vec<Saved>> {
@@ -184,11 +204,16 @@ fn key(dir: &Path, make: bool) -> io::Result<Option<hmac::Key>> {
         Err(err) if err.kind() == io::ErrorKind::NotFound && make => {
             bytes = vec![0; KEY_BYTES];
             getrandom::fill(&mut bytes).map_err(|err| io::Error::other(err.to_string()))?;
-            match crate::dirs::create_new_private(&path) {
-                Ok(mut file) => file.write_all(&bytes)?,
-                // Another codeact made it first: use that one.
-                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => return key(dir, false),
-                Err(err) => return Err(err),
+            // Written whole beside it, then put in place unless another codeact did first: no
+            // reader ever sees a key half written.
+            crate::dirs::make_private_dir(dir)?;
+            let mut written = tempfile::Builder::new().prefix(".key").tempfile_in(dir)?;
+            written.write_all(&bytes)?;
+            written.as_file().sync_all()?;
+            match written.persist_noclobber(&path) {
+                Ok(_) => {}
+                Err(err) if err.error.kind() == io::ErrorKind::AlreadyExists => return key(dir, false),
+                Err(err) => return Err(err.error),
             }
         }
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -200,43 +225,68 @@ fn key(dir: &Path, make: bool) -> io::Result<Option<hmac::Key>> {
     Ok(Some(hmac::Key::new(hmac::HMAC_SHA256, &bytes)))
 }
 
-/// Opens a regular file for reading, refusing a link or anything else.
+/// Opens a regular file of the user's own for reading, refusing a link, anything else, and
+/// (on Unix) a file another user owns or may write.
 fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     let metadata = std::fs::symlink_metadata(path)?;
     if !metadata.is_file() {
         return Err(io::Error::other(format!("`{}` is not a regular file", path.display())));
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if metadata.uid() != rustix::process::geteuid().as_raw() || metadata.mode() & 0o022 != 0 {
+            return Err(io::Error::other(format!("`{}` is another user's, or others may write it", path.display())));
+        }
+    }
     std::fs::File::open(path)
 }
 
-/// `MAGIC`, the seal, the version's length and the version, then the state.
-fn seal(key: &hmac::Key, version: &str, name: &str, state: &[u8]) -> Vec<u8> {
-    let tag = tag(key, version, name, state);
-    let mut sealed = Vec::with_capacity(MAGIC.len() + KEY_BYTES + 1 + version.len() + state.len());
+/// What a sealed file holds.
+struct Unsealed {
+    /// The codeact version that saved it.
+    version: String,
+    /// The workspace of the runs that saved it ([`workspace_key`]).
+    workspace: String,
+    state: Vec<u8>,
+}
+
+/// `MAGIC`, the seal, then the version and the workspace, each after its length (two bytes,
+/// little-endian), then the state.
+fn seal(key: &hmac::Key, name: &str, unsealed: &Unsealed) -> Vec<u8> {
+    let tag = tag(key, name, unsealed);
+    let mut sealed = Vec::with_capacity(MAGIC.len() + KEY_BYTES + unsealed.workspace.len() + unsealed.state.len() + 64);
     sealed.extend_from_slice(MAGIC);
     sealed.extend_from_slice(tag.as_ref());
-    sealed.push(u8::try_from(version.len()).unwrap_or(u8::MAX));
-    sealed.extend_from_slice(version.as_bytes());
-    sealed.extend_from_slice(state);
+    for part in [&unsealed.version, &unsealed.workspace] {
+        sealed.extend_from_slice(&u16::try_from(part.len()).unwrap_or(u16::MAX).to_le_bytes());
+        sealed.extend_from_slice(part.as_bytes());
+    }
+    sealed.extend_from_slice(&unsealed.state);
     sealed
 }
 
-/// The version and the state in `sealed`, when its seal is `name`'s under `key`.
-fn unseal(key: &hmac::Key, name: &str, sealed: &[u8]) -> Option<(String, Vec<u8>)> {
+/// What `sealed` holds, when its seal is `name`'s under `key`.
+fn unseal(key: &hmac::Key, name: &str, sealed: &[u8]) -> Option<Unsealed> {
     let rest = sealed.strip_prefix(MAGIC)?;
-    let (seal, rest) = rest.split_at_checked(KEY_BYTES)?;
-    let (&length, rest) = rest.split_first()?;
-    let (version, state) = rest.split_at_checked(usize::from(length))?;
-    let version = std::str::from_utf8(version).ok()?;
-    let expected = tag(key, version, name, state);
-    bool::from(expected.as_ref().ct_eq(seal)).then(|| (version.to_owned(), state.to_vec()))
+    let (seal, mut rest) = rest.split_at_checked(KEY_BYTES)?;
+    let mut text = || -> Option<String> {
+        let (length, after) = rest.split_at_checked(2)?;
+        let (part, after) = after.split_at_checked(usize::from(u16::from_le_bytes([length[0], length[1]])))?;
+        rest = after;
+        String::from_utf8(part.to_vec()).ok()
+    };
+    let (version, workspace) = (text()?, text()?);
+    let unsealed = Unsealed { version, workspace, state: rest.to_vec() };
+    let expected = tag(key, name, &unsealed);
+    bool::from(expected.as_ref().ct_eq(seal)).then_some(unsealed)
 }
 
-/// The seal of `state` as the session `name`, saved by codeact `version`: each part with its
-/// length first, so that no two different triples read alike.
-fn tag(key: &hmac::Key, version: &str, name: &str, state: &[u8]) -> hmac::Tag {
+/// The seal of `unsealed` as the session `name`: each part with its length first, so that no
+/// two different sets of parts read alike.
+fn tag(key: &hmac::Key, name: &str, unsealed: &Unsealed) -> hmac::Tag {
     let mut context = hmac::Context::with_key(key);
-    for part in [version.as_bytes(), name.as_bytes(), state] {
+    for part in [unsealed.version.as_bytes(), name.as_bytes(), unsealed.workspace.as_bytes(), &unsealed.state] {
         context.update(&(part.len() as u64).to_le_bytes());
         context.update(part);
     }

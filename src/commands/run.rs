@@ -63,7 +63,13 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         (false, false) => Report::Text,
     };
     let max_output = config.limits.max_output;
+    // The server shows a run that yields what it printed so far.
+    let streamer = args.mcp_result.then(|| Streamer::start(host.live().stdout()));
+    let stream = streamer.as_ref().map(Streamer::capture);
     let watchdog = Watchdog::start(&host, backend.name(), move |outcome| {
+        if let Some(stream) = &stream {
+            send_streamed(stream);
+        }
         let _ = output::report(outcome, report, max_output);
     });
     let outcome = if let Some(kept) = &mut kept {
@@ -79,6 +85,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         outcome
     };
     watchdog.finish();
+    if let Some(streamer) = streamer {
+        streamer.finish();
+    }
     if let Some(kept) = &kept
         && !args.session_unsaved
     {
@@ -94,6 +103,8 @@ struct Kept {
     name: String,
     /// The folder it is kept in.
     folder: PathBuf,
+    /// The workspace whose session it is.
+    workspace: PathBuf,
     state: monty::Session,
 }
 
@@ -102,6 +113,9 @@ impl Kept {
     /// session when there is none), for a run on `choice` in `workspace`.
     fn open(name: &str, folder: Option<&Path>, choice: Choice, workspace: &Path) -> Result<Self> {
         session::check_name(name)?;
+        // The server's client cannot remove a session it never named: one that cannot be
+        // loaded starts afresh, saying so.
+        let served = folder.is_some();
         let folder = match folder {
             Some(folder) => folder.to_owned(),
             None => session::dir().ok_or_else(|| UsageError {
@@ -129,24 +143,27 @@ impl Kept {
         let afresh = || Hint::new(format!("`codeact session rm {name}` starts it afresh"));
         // What the session holds counts against the memory limit of its programs.
         monty::Session::count_memory_from_here();
-        let state = match session::load(&folder, name) {
+        let state = match session::load(&folder, name, workspace) {
             Ok(Some(saved)) => monty::Session::load(&saved).map_err(|why| UsageError {
                 message: format!("the session `{name}` could not be loaded: {why}"),
                 hint: Some(afresh()),
             })?,
             Ok(None) => monty::Session::new(),
+            Err(refused) if served => {
+                output::warning(&format!("{refused}; this session starts afresh"));
+                let _ = std::fs::remove_file(session::file(&folder, name));
+                monty::Session::new()
+            }
             Err(refused) => return Err(UsageError { message: refused.to_string(), hint: Some(afresh()) }.into()),
         };
-        Ok(Self { name: name.to_owned(), folder, state })
+        Ok(Self { name: name.to_owned(), folder, workspace: workspace.to_owned(), state })
     }
 
     /// Saves the state for the next run, saying so when it cannot.
     fn save(&self) {
-        let saved = self
-            .state
-            .dump()
-            .map_err(anyhow::Error::msg)
-            .and_then(|state| session::save(&self.folder, &self.name, &state).map_err(anyhow::Error::from));
+        let saved = self.state.dump().map_err(anyhow::Error::msg).and_then(|state| {
+            session::save(&self.folder, &self.name, &self.workspace, &state).map_err(anyhow::Error::from)
+        });
         if let Err(err) = saved {
             output::warning(&format!("the session `{}` could not be saved: {err:#}", self.name));
         }
@@ -174,6 +191,51 @@ fn run_kept(kept: &mut Kept, program: &str, host: &mut Host, choice: Choice, fet
         );
     }
     outcome
+}
+
+/// How often a served run sends what its program printed since.
+const STREAM_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Sends what a served run's program prints, as it prints it, to the server: a line
+/// `{"printed": TEXT}` on stdout every [`STREAM_EVERY`] while there is news, before the report's
+/// line. Each is within the output budget.
+struct Streamer {
+    stdout: std::sync::Arc<std::sync::Mutex<crate::sandbox::Capture>>,
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Streamer {
+    fn start(stdout: &std::sync::Arc<std::sync::Mutex<crate::sandbox::Capture>>) -> Self {
+        crate::sandbox::live::lock(stdout).stream();
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let watched = stdout.clone();
+        let thread = std::thread::spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(STREAM_EVERY) {
+                send_streamed(&watched);
+            }
+        });
+        Self { stdout: stdout.clone(), stop, thread }
+    }
+
+    fn capture(&self) -> std::sync::Arc<std::sync::Mutex<crate::sandbox::Capture>> {
+        self.stdout.clone()
+    }
+
+    /// Stops the thread and sends what is left, before the report.
+    fn finish(self) {
+        let _ = self.stop.send(());
+        let _ = self.thread.join();
+        send_streamed(&self.stdout);
+    }
+}
+
+/// Sends what `stdout` has had printed since it was last sent, if anything.
+fn send_streamed(stdout: &std::sync::Mutex<crate::sandbox::Capture>) {
+    let Some(printed) = crate::sandbox::live::lock(stdout).take_streamed() else { return };
+    let mut line = serde_json::json!({ "printed": printed }).to_string();
+    line.push('\n');
+    let _ = output::data(line.as_bytes());
 }
 
 /// What the wasm loader found in its cache, when it is news to the user.

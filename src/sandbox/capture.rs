@@ -13,21 +13,46 @@ pub(crate) struct Capture {
     /// The most recent bytes, at least `limit / 2` of them once that many were printed.
     tail: String,
     total: usize,
+    /// What was pushed since it was last taken ([`Self::take_streamed`]), within the same
+    /// budget, where the output is streamed as it is printed.
+    streamed: Option<Box<Capture>>,
 }
 
 impl Capture {
     #[must_use]
     pub(crate) fn new(limit: usize) -> Self {
-        Self { limit, head: String::new(), tail: String::new(), total: 0 }
+        Self { limit, head: String::new(), tail: String::new(), total: 0, streamed: None }
     }
 
-    /// Forgets everything pushed so far.
+    /// Forgets everything pushed so far (what is streamed stays streamed).
     pub(crate) fn clear(&mut self) {
+        let streamed = self.streamed.take();
         *self = Self::new(self.limit);
+        self.streamed = streamed;
+    }
+
+    /// Keeps, from now on, what is pushed apart too, for [`Self::take_streamed`].
+    pub(crate) fn stream(&mut self) {
+        self.streamed.get_or_insert_with(|| Box::new(Self::new(self.limit)));
+    }
+
+    /// What was pushed since the last call, within the budget (its head and tail, with one
+    /// marker line between them, when more was pushed); `None` when nothing was, or nothing
+    /// is streamed.
+    pub(crate) fn take_streamed(&mut self) -> Option<String> {
+        let streamed = self.streamed.as_mut()?;
+        if streamed.total == 0 {
+            return None;
+        }
+        let taken = std::mem::replace(streamed.as_mut(), Self::new(self.limit));
+        Some(taken.finish().0)
     }
 
     /// Appends printed text.
     pub(crate) fn push(&mut self, text: &str) {
+        if let Some(streamed) = &mut self.streamed {
+            streamed.push(text);
+        }
         self.total += text.len();
         if self.head.len() < self.limit {
             let room = self.limit - self.head.len();
@@ -138,6 +163,27 @@ mod tests {
         let (text, truncated) = capture.finish();
         assert!(truncated);
         assert!(text.len() < 200);
+    }
+
+    #[test]
+    fn what_is_streamed_is_taken_once_within_the_budget() {
+        let mut capture = Capture::new(40);
+        capture.push("before\n");
+        assert_eq!(capture.take_streamed(), None, "nothing is streamed until asked");
+        capture.stream();
+        capture.push("one\n");
+        capture.push("two\n");
+        assert_eq!(capture.take_streamed().as_deref(), Some("one\ntwo\n"));
+        assert_eq!(capture.take_streamed(), None);
+        for i in 0..100 {
+            capture.push(&format!("line {i}\n"));
+        }
+        let taken = capture.take_streamed().unwrap();
+        assert!(taken.starts_with("line 0\n") && taken.ends_with("line 99\n"), "{taken}");
+        assert_eq!(taken.matches("elided").count(), 1);
+        // The whole output is kept as before.
+        let (text, truncated) = capture.finish();
+        assert!(truncated && text.starts_with("before\none\n"), "{text}");
     }
 
     #[test]

@@ -407,7 +407,9 @@ fn what_every_request_carries_stays_within_its_budget() {
     }});
     let (reference, tool) = (tokens(&installed), tokens(&listed.to_string()));
     eprintln!("instructions file, MCP route: {reference} o200k_base tokens; the run tool: {tool}");
-    assert!(reference + tool + listings <= 480, "codeact adds {} tokens to every request", reference + tool + listings);
+    // Sessions and yields add about 30 tokens on this route (their lines and `run`'s arguments;
+    // `serve::sessions_and_yields_add_at_most_sixty_tokens_to_what_the_model_reads` holds them).
+    assert!(reference + tool + listings <= 500, "codeact adds {} tokens to every request", reference + tool + listings);
 }
 
 /// The test's Copilot CLI with codeact's plugin enabled from a marketplace, as `copilot plugin

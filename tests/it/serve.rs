@@ -144,7 +144,9 @@ fn lists_run_and_describe_with_schemas_and_the_reference_as_instructions() {
             seen["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
         assert_eq!(names, ["run", "describe"]);
         let run = &seen["tools"][0];
-        assert_eq!(run["input_schema"]["required"], json!(["code"]));
+        // `code`, or `wait` for a run still running: checked on the call, with a message.
+        assert_eq!(run["input_schema"]["required"], Value::Null);
+        assert_eq!(run["input_schema"]["properties"]["code"]["type"], "string");
         assert_eq!(run["output_schema"]["properties"]["success"]["type"], "boolean");
         // Short, since every client shows it on every request: the signatures are elsewhere.
         let description = run["description"].as_str().expect("description");
@@ -482,7 +484,7 @@ fn malformed_arguments_are_refused_and_a_large_program_runs() {
         ],
     );
     let refusals = [
-        "`run` takes `code` and `timeout`, not `shell`",
+        "`run` takes `code`, `timeout`, `yield_after`, `wait` and `stop`, not `shell`",
         "`run` needs `code`",
         "`timeout` is a number of seconds",
         "timeout must be between 0 and",
@@ -1121,23 +1123,166 @@ fn an_idle_session_is_ended_and_its_next_call_says_so() {
     assert!(text(&results[1]).contains("NameError"), "{results:?}");
     let server = http_server(&env, &["--session-idle", "0"]);
     let seen = client(&env, &Transport::Http(server), json!({"scenario": "list"}));
-    assert!(!seen["instructions"].as_str().expect("instructions").contains("stay for your next"), "{seen}");
+    assert!(!seen["instructions"].as_str().expect("instructions").contains("persist across"), "{seen}");
 }
 
 #[test]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
 #[expect(clippy::print_stderr, reason = "the counts are reported with --nocapture")]
-fn sessions_add_at_most_sixty_tokens_to_what_the_model_reads() {
+fn sessions_and_yields_add_at_most_sixty_tokens_to_what_the_model_reads() {
     let env = workspace();
     // What every request carries: the instructions and the tools' definitions.
-    let read = |extra: &[&str]| {
-        let server = http_server(&env, extra);
-        let seen = client(&env, &Transport::Http(server), json!({"scenario": "list"}));
-        let instructions = seen["instructions"].as_str().expect("instructions").to_owned();
-        tokens(&instructions) + tokens(&seen["tools"].to_string())
+    let server = http_server(&env, &[]);
+    let seen = client(&env, &Transport::Http(server), json!({"scenario": "list"}));
+    let instructions = seen["instructions"].as_str().expect("instructions");
+    let now = tokens(instructions) + tokens(&seen["tools"].to_string());
+    // The same without sessions and yields: neither line in the instructions, and `run` as it
+    // was defined before them.
+    let server = http_server(&env, &["--session-idle", "0", "--yield-after", "0"]);
+    let mut seen = client(&env, &Transport::Http(server), json!({"scenario": "list"}));
+    let instructions = seen["instructions"].as_str().expect("instructions").to_owned();
+    assert!(!instructions.contains("persist across") && !instructions.contains("wait=id"), "{instructions}");
+    assert!(instructions.lines().all(|line| !line.trim().is_empty() || line.is_empty()), "{instructions}");
+    let run = &mut seen["tools"][0];
+    for added in ["yield_after", "wait", "stop"] {
+        run["input_schema"]["properties"].as_object_mut().expect("properties").remove(added).expect("added");
+    }
+    run["input_schema"]["required"] = json!(["code"]);
+    run["output_schema"]["properties"].as_object_mut().expect("properties").remove("running").expect("added");
+    let before = tokens(&instructions) + tokens(&seen["tools"].to_string());
+    eprintln!("instructions and tools: {now} o200k_base tokens, {before} without sessions and yields");
+    assert!(now - before <= 60, "sessions and yields add {} tokens", now - before);
+}
+
+/// The text of `results`, one answer after another, without the lines that say a run still
+/// runs: what the model read of the program's output.
+fn read_in_all(results: &[Value]) -> String {
+    results
+        .iter()
+        .map(text)
+        .flat_map(|text| text.split_inclusive('\n'))
+        .filter(|line| !line.starts_with("[still running after"))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn a_run_past_its_yield_time_answers_with_its_output_so_far_and_wait_gives_the_rest_once() {
+    let env = workspace();
+    let program = "import time\nfor i in range(8):\n    print('tick', i)\n    time.sleep(0.4)\nprint('done')\n'last'";
+    let wait = |extra: Value| {
+        let mut arguments = json!({"wait": 1, "yield_after": 1});
+        arguments.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+        json!({"tool": "run", "arguments": arguments})
     };
-    let (with, without) = (read(&[]), read(&["--session-idle", "0"]));
-    eprintln!("instructions and tools: {with} o200k_base tokens with sessions, {without} without");
-    assert!(with > without, "the instructions say that state is kept");
-    assert!(with - without <= 60, "sessions add {} tokens", with - without);
+    for transport in [Transport::Stdio, Transport::Http(http_server(&env, &[]))] {
+        let results = calls(
+            &env,
+            &transport,
+            &[
+                json!({"tool": "run", "arguments": {"code": program, "yield_after": 1}}),
+                wait(json!({})),
+                wait(json!({"yield_after": 0})),
+                wait(json!({})),
+            ],
+        );
+        let first = text(&results[0]);
+        assert!(first.starts_with("tick 0\n"), "{first}");
+        assert!(first.contains("[still running after 1s: run(wait=1) waits for more"), "{first}");
+        assert_eq!(results[0]["structured"]["running"], 1, "{}", results[0]);
+        assert!(results[1]["seconds"].as_f64().expect("seconds") >= 0.9, "{}", results[1]);
+        // Every line once, in order, with the last expression and nothing else.
+        let read = read_in_all(&results[..3]);
+        let expected = "tick 0\ntick 1\ntick 2\ntick 3\ntick 4\ntick 5\ntick 6\ntick 7\ndone\n'last'\n";
+        assert_eq!(read, expected, "{results:?}");
+        assert_eq!(results[2]["is_error"], false);
+        assert_eq!(results[2]["structured"]["return_value"], "last");
+        let gone = results[3]["protocol_error"].as_str().expect("a refusal");
+        assert!(gone.contains("no run 1 is waiting"), "{gone}");
+    }
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn stop_ends_a_yielded_run_with_its_commands_and_each_answer_keeps_to_the_output_budget() {
+    let env = workspace().env("CODEACT_MAX_OUTPUT", "1000");
+    let pid_file = env.workspace().join("sleeper.pid");
+    let code = "print('x' * 5000)\nbash(command='echo $$ > sleeper.pid; exec sleep 120', timeout=300)\nprint('never')";
+    let results = calls(
+        &env,
+        &Transport::Stdio,
+        &[
+            json!({"tool": "run", "arguments": {"code": code, "yield_after": 1.5}}),
+            json!({"tool": "run", "arguments": {"wait": 1, "stop": true}}),
+        ],
+    );
+    let first = text(&results[0]);
+    assert!(first.len() < 1300 && first.contains("elided"), "{first}");
+    let stopped = text(&results[1]);
+    assert!(stopped.contains("run 1 was stopped") && !stopped.contains("never"), "{stopped}");
+    assert_eq!(results[1]["is_error"], true);
+    let pid = std::fs::read_to_string(&pid_file).expect("the command started");
+    assert!(!process_alive(&pid), "the command the run started was left running");
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn a_client_waits_only_for_its_own_runs_and_a_client_that_leaves_stops_them() {
+    let env = workspace();
+    let pid_file = env.workspace().join("sleeper.pid");
+    let code = "bash(command='echo $$ > sleeper.pid; exec sleep 120', timeout=300)";
+    let server = http_server(&env, &[]);
+    let calls = [
+        json!({"client": 0, "tool": "run", "arguments": {"code": code, "yield_after": 1}}),
+        json!({"client": 1, "tool": "run", "arguments": {"wait": 1}}),
+        json!({"client": 1, "tool": "run", "arguments": {"code": "print('mine')"}}),
+    ];
+    let seen = client(&env, &Transport::Http(server), json!({"scenario": "sessions", "clients": 2, "calls": calls}));
+    let results = seen["results"].as_array().expect("results");
+    assert!(text(&results[0]).contains("[still running"), "{seen}");
+    let refused = results[1]["protocol_error"].as_str().expect("a refusal");
+    assert!(refused.contains("not this client's"), "{refused}");
+    assert_eq!(text(&results[2]), "mine\n");
+    // The clients have gone: their runs are stopped.
+    let pid = std::fs::read_to_string(&pid_file).expect("the command started");
+    let mut left = 50;
+    while process_alive(&pid) && left > 0 {
+        std::thread::sleep(Duration::from_millis(200));
+        left -= 1;
+    }
+    assert!(!process_alive(&pid), "a run of a client that left was left running");
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn the_servers_sessions_are_kept_in_a_private_folder_that_goes_with_it_even_on_a_signal() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = workspace();
+    let served = env.home().join(".local/state/codeact/sessions/served");
+    let folders = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&served)
+            .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
+            .unwrap_or_default()
+    };
+    for signal in [nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGINT] {
+        let transport = Transport::Http(http_server(&env, &[]));
+        let results = calls(&env, &transport, &[run("kept = 1")]);
+        assert_eq!(results[0]["is_error"], false, "{results:?}");
+        let Transport::Http(mut server) = transport else { unreachable!("an HTTP server") };
+        let [folder] = folders().try_into().unwrap_or_else(|all| panic!("one folder: {all:?}"));
+        let mode = std::fs::metadata(&folder).expect("folder").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", folder.display());
+        assert!(folder.join("key").is_file(), "{}", folder.display());
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(server.child.id()).expect("pid"));
+        nix::sys::signal::kill(pid, signal).expect("signal the server");
+        server.child.wait().expect("the server ends");
+        assert!(folders().is_empty(), "{signal}: {:?}", folders());
+    }
+
+    // A workspace that holds the state folder keeps nothing between calls, and says why.
+    let env = workspace();
+    let state = env.workspace().join(".state");
+    let env = env.env("XDG_STATE_HOME", state.to_str().expect("path"));
+    let results = calls(&env, &Transport::Stdio, &[run("kept = 1"), run("print(kept)")]);
+    assert!(text(&results[1]).contains("NameError"), "{results:?}");
 }

@@ -2,6 +2,7 @@
 //! session, the state is sealed in codeact's state folder, and `codeact session` lists and
 //! removes it.
 
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
 
 use crate::support::TestEnv;
@@ -129,7 +130,12 @@ fn a_changed_moved_truncated_or_unsealed_session_file_is_refused() {
     refused("a", "cut short");
     std::fs::write(&file, b"").unwrap();
     refused("a", "empty");
-    std::fs::write(&file, &sealed[16 + 32 + 1 + sealed[48] as usize..]).unwrap();
+    // The state without the seal and the header: after the version and the workspace, each
+    // after its two-byte length.
+    let version_end = 50 + usize::from(u16::from_le_bytes([sealed[48], sealed[49]]));
+    let workspace_end =
+        version_end + 2 + usize::from(u16::from_le_bytes([sealed[version_end], sealed[version_end + 1]]));
+    std::fs::write(&file, &sealed[workspace_end..]).unwrap();
     refused("a", "the bare state");
     // Another session's sealed file, copied under this name.
     std::fs::write(&file, &sealed).unwrap();
@@ -216,4 +222,67 @@ fn session_list_and_rm_show_and_remove_what_is_kept() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!sessions(&env).join("beta.session").exists());
     assert!(sessions(&env).join("key").exists(), "the key stays");
+}
+
+#[test]
+fn a_session_of_another_workspace_or_with_a_key_others_may_write_is_refused() {
+    let env = TestEnv::new();
+    let (code, _, err) = in_session(&env, "shared", "secret = 'from ws'", &[]);
+    assert_eq!(code, 0, "{err}");
+    // The same session name from another workspace, as the other spells it too.
+    let other = env.outside().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    for workspace in [other.clone(), env.outside().join("other/../other")] {
+        let (code, out, err) =
+            in_session(&env, "shared", "print(secret)", &["--workspace", workspace.to_str().unwrap()]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(err.contains("is a session of the workspace"), "{err}");
+    }
+    // The workspace it was saved in, spelled another way, still has it.
+    let spelled = env.workspace().join("../ws");
+    let (code, out, err) = in_session(&env, "shared", "print(secret)", &["--workspace", spelled.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (0, "from ws\n"), "{err}");
+
+    // A key, or a session file, that others may write is not codeact's to trust.
+    for name in ["key", "shared.session"] {
+        let path = sessions(&env).join(name);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let (code, _, err) = in_session(&env, "shared", "print(secret)", &[]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains("others may write it"), "{name}: {err}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+}
+
+#[test]
+fn a_state_folder_below_a_missing_folder_and_dot_dot_is_taken_to_be_in_the_workspace() {
+    let env = TestEnv::new();
+    let state = env.outside().join("missing/../../ws/state");
+    let env = env.env("XDG_STATE_HOME", state.to_str().unwrap());
+    let (code, _, err) = in_session(&env, "s", "x = 1", &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("inside the workspace"), "{err}");
+    assert!(!env.workspace().join("state").exists());
+}
+
+#[test]
+fn sessions_saved_at_once_by_many_runs_share_one_key() {
+    let env = TestEnv::new();
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            env.command(&["run", "--session", &format!("s{i}"), "--code", "x = 1"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    for i in 0..8 {
+        let (code, out, err) = in_session(&env, &format!("s{i}"), "print(x)", &[]);
+        assert_eq!((code, out.as_str()), (0, "1\n"), "{err}");
+    }
 }

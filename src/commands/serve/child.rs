@@ -13,11 +13,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use crate::platform::Stop;
+use crate::sandbox::Capture;
 use crate::spawn::{Group, Spawn as _};
 
 /// How long a run gets to end on SIGTERM, once cancelled, before its process group is killed.
@@ -63,8 +66,8 @@ pub(crate) enum Failed {
 
 /// What one call asks to run.
 #[derive(Debug)]
-pub(crate) struct Request<'a> {
-    pub(crate) code: &'a str,
+pub(crate) struct Request {
+    pub(crate) code: String,
     /// Checked already.
     pub(crate) timeout: Duration,
     pub(crate) read_only: bool,
@@ -72,17 +75,16 @@ pub(crate) struct Request<'a> {
     pub(crate) session: Vec<OsString>,
 }
 
-/// Runs `request`, calling `progress` with the time elapsed every `every` until it ends;
-/// `cancel` stops it.
+/// Runs `request` until it ends, adding what its program prints, as it prints it, to
+/// `printed`; `cancel` stops it.
 pub(crate) async fn run(
     launch: &Launch,
-    request: &Request<'_>,
+    request: &Request,
     cancel: &CancellationToken,
-    every: Duration,
-    mut progress: impl FnMut(Duration),
+    printed: Arc<Mutex<Capture>>,
 ) -> Result<RunEnded, Failed> {
     let mut command = Command::new(&launch.program);
-    let Request { code, timeout, read_only, ref session } = *request;
+    let Request { ref code, timeout, read_only, ref session } = *request;
     command.arg("run").arg("--mcp-result").args(&launch.args).args(session);
     command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
     // The server's own `--read-only` is among the shared arguments already.
@@ -114,12 +116,11 @@ pub(crate) async fn run(
         stdin
     });
     let max_report = launch.max_report;
-    let report = tokio::spawn(async move { read_bounded(stdout, max_report).await });
+    let report = tokio::spawn(async move { read_report(stdout, max_report, &printed).await });
     let warnings = tokio::spawn(async move { read_tail(stderr, STDERR_KEPT).await });
 
-    let started = Instant::now();
-    let overdue = started + timeout + OVERDUE;
-    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let overdue = Instant::now() + timeout + OVERDUE;
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
     let status = loop {
         tokio::select! {
             status = child.wait() => break status,
@@ -136,7 +137,6 @@ pub(crate) async fn run(
                         OVERDUE.as_secs()
                     )));
                 }
-                progress(started.elapsed());
             }
         }
     };
@@ -184,23 +184,34 @@ async fn stop(child: &mut tokio::process::Child, mut group: Group) {
     }
 }
 
-/// Everything `reader` gives, or `Err` once it passes `limit` bytes (the rest is drained, so the
-/// run is not blocked on a full pipe).
-async fn read_bounded(mut reader: impl AsyncRead + Unpin, limit: usize) -> Result<Vec<u8>, ()> {
-    let mut kept = Vec::new();
+/// The report `reader` gives: its lines are what the program printed as it ran
+/// (`{"printed": TEXT}`, added to `printed`) and then the report, which is returned; `Err` when
+/// a line passes `limit` bytes (the rest is drained, so the run is not blocked on a full pipe).
+async fn read_report(reader: impl AsyncRead + Unpin, limit: usize, printed: &Mutex<Capture>) -> Result<Vec<u8>, ()> {
+    let mut lines = tokio::io::BufReader::new(reader);
+    let mut line = Vec::new();
+    let mut report = Vec::new();
     let mut over = false;
-    let mut buffer = vec![0_u8; 64 * 1024];
     loop {
-        match reader.read(&mut buffer).await {
+        line.clear();
+        match (&mut lines).take(limit as u64 + 1).read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => break,
-            Ok(read) if !over && kept.len() + read <= limit => kept.extend_from_slice(&buffer[..read]),
-            Ok(_) => {
+            Ok(_) if over => {}
+            Ok(read) if read > limit => {
                 over = true;
-                kept = Vec::new();
+                // The rest of the line, and what follows, is drained.
             }
+            Ok(_) => match serde_json::from_slice::<Json>(&line) {
+                Ok(Json::Object(object)) if object.len() == 1 && object.contains_key("printed") => {
+                    if let Some(Json::String(text)) = object.get("printed") {
+                        crate::sandbox::live::lock(printed).push(text);
+                    }
+                }
+                _ => std::mem::swap(&mut report, &mut line),
+            },
         }
     }
-    if over { Err(()) } else { Ok(kept) }
+    if over { Err(()) } else { Ok(report) }
 }
 
 /// The last `keep` bytes `reader` gives, as text.
@@ -228,8 +239,20 @@ mod tests {
 
     #[tokio::test]
     async fn a_report_over_the_limit_is_refused_and_drained() {
-        assert_eq!(read_bounded(&b"0123456789"[..], 10).await, Ok(b"0123456789".to_vec()));
-        assert_eq!(read_bounded(&b"0123456789a"[..], 10).await, Err(()));
+        let printed = Mutex::new(Capture::new(100));
+        assert_eq!(read_report(&b"0123456789"[..], 10, &printed).await, Ok(b"0123456789".to_vec()));
+        assert_eq!(read_report(&b"0123456789a"[..], 10, &printed).await, Err(()));
+        assert_eq!(read_report(&b"0123456789a\n{}\n"[..], 10, &printed).await, Err(()));
+    }
+
+    #[tokio::test]
+    async fn what_was_printed_comes_before_the_report_and_is_kept_apart() {
+        let printed = Mutex::new(Capture::new(100));
+        printed.lock().unwrap().stream();
+        let lines = b"{\"printed\":\"one\\n\"}\n{\"printed\":\"two\\n\"}\n{\"result\":1,\"text\":\"\"}\n";
+        let report = read_report(&lines[..], 1000, &printed).await.unwrap();
+        assert_eq!(report, b"{\"result\":1,\"text\":\"\"}\n");
+        assert_eq!(printed.lock().unwrap().take_streamed().as_deref(), Some("one\ntwo\n"));
     }
 
     #[tokio::test]

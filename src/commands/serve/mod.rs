@@ -20,6 +20,7 @@ mod broad;
 mod child;
 pub(super) mod handoff;
 mod http;
+mod running;
 mod sandbox;
 mod server;
 mod sessions;

@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 use tokio::sync::Semaphore;
 
 use super::child::Launch;
+use super::running::Runs;
 use super::sandbox;
 use super::sessions::{Session, Sessions};
 use super::tools::{clip, describe_tool, run_tool};
@@ -47,7 +48,16 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     let built =
         setup::catalog(&config, github::access(&config.workspace).as_ref(), Discovery::Probe(PROBE_TIME), false);
     let binary = reach::invocation();
-    let keeps_state = !args.session_idle.is_zero() && config.backend.keeps_state();
+    // A workspace that holds the sessions' folder would let programs read them: no sessions
+    // there.
+    let mut keeps_state = !args.session_idle.is_zero() && config.backend.keeps_state();
+    if keeps_state && crate::session::dir().is_none_or(|dir| crate::session::folder_in(&dir, &config.workspace)) {
+        output::warning(
+            "codeact's sessions folder lies in the workspace (or there is none): programs keep no state between \
+             calls; set XDG_STATE_HOME to a folder outside it",
+        );
+        keeps_state = false;
+    }
     let reference = Reference {
         backend,
         fallback: backend::fallback(config.backend),
@@ -56,6 +66,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         binary: &binary,
         route: Route::Mcp,
         keeps_state,
+        yield_after: (!args.yield_after.is_zero()).then_some(args.yield_after),
     };
     let instructions = reference.reference()?;
     let docs: Vec<Json> = built.catalog.every_tool().map(|tool| tool.describe().to_json()).collect();
@@ -90,10 +101,14 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
             instructions,
             docs,
             default_timeout: config.limits.timeout,
-            slots: Semaphore::new(usize::from(args.max_concurrent)),
+            yield_after: args.yield_after,
+            max_output,
+            backend: backend.name(),
+            slots: Arc::new(Semaphore::new(usize::from(args.max_concurrent))),
             sessions: sessions.clone(),
         }),
         session: None,
+        runs: Arc::default(),
     };
 
     // A served run ends its own tools' groups in its grace before the server kills it.
@@ -172,13 +187,15 @@ pub(crate) struct CodeactServer {
     pub(super) shared: Arc<Shared>,
     /// The connection's session, where the server keeps one.
     pub(super) session: Option<Session>,
+    /// The connection's runs that went on past their call.
+    pub(super) runs: Arc<Runs>,
 }
 
 impl CodeactServer {
     /// The server for a client that has just connected: with a session of its own.
     pub(super) fn with_new_session(&self) -> Self {
         let session = self.shared.sessions.as_ref().map(Sessions::open);
-        Self { shared: Arc::clone(&self.shared), session }
+        Self { shared: Arc::clone(&self.shared), session, runs: Arc::default() }
     }
 }
 
@@ -191,8 +208,15 @@ pub(super) struct Shared {
     pub(super) docs: Vec<Json>,
     /// A run's timeout when its call gives none, as `codeact run` would take it.
     pub(super) default_timeout: Duration,
+    /// How long a call waits for its program before it answers that it still runs, when the
+    /// call does not say; 0: until it ends.
+    pub(super) yield_after: Duration,
+    /// The output budget of one answer.
+    pub(super) max_output: usize,
+    /// The backend's name, for the answer of a run that still runs.
+    pub(super) backend: &'static str,
     /// The programs that may run at once.
-    pub(super) slots: Semaphore,
+    pub(super) slots: Arc<Semaphore>,
     /// Whether results leave out their structured content.
     pub(super) text_only: bool,
     /// The clients' sessions, where programs keep their state between calls.

@@ -18,6 +18,21 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use tempfile::TempDir;
 
+/// How long a server's folder may go unchanged before a server that starts removes it: its
+/// server ended without removing it (it was killed), or has kept its sessions that long.
+const STALE: Duration = Duration::from_hours(48);
+
+/// Removes the folders in `served` unchanged for [`STALE`].
+fn remove_stale(served: &Path) {
+    let Ok(entries) = std::fs::read_dir(served) else { return };
+    for entry in entries.flatten() {
+        let old = entry.metadata().ok().and_then(|meta| meta.modified().ok()).and_then(|time| time.elapsed().ok());
+        if old.is_some_and(|old| old > STALE) && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// The sessions of one server.
 #[derive(Debug)]
 pub(super) struct Sessions {
@@ -41,12 +56,23 @@ enum Mark {
 }
 
 impl Sessions {
-    /// The sessions of a server that keeps each for `idle` without a call.
+    /// The sessions of a server that keeps each for `idle` without a call, in a folder of its
+    /// own in `served/` of the sessions' folder (`crate::session::dir`). Folders that servers
+    /// which did not end left there for [`STALE`] are removed.
     pub(super) fn new(idle: Duration) -> Result<Arc<Self>> {
-        let folder = tempfile::Builder::new()
-            .prefix("codeact-sessions-")
-            .tempdir()
-            .context("failed to make a private folder for the clients' sessions")?;
+        let served = crate::session::dir().map(|dir| dir.join("served")).context("no folder to keep sessions in")?;
+        crate::dirs::make_private_dir(&served)
+            .with_context(|| format!("failed to make the folder `{}`", served.display()))?;
+        remove_stale(&served);
+        let folder = tempfile::Builder::new().prefix("").tempdir_in(&served).with_context(|| {
+            format!("failed to make a private folder for the clients' sessions in `{}`", served.display())
+        })?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o700))?;
+        }
+        crate::reap::remove_on_stop(folder.path().to_owned());
         Ok(Arc::new(Self { folder, idle, marks: Mutex::new(HashMap::new()) }))
     }
 
@@ -64,7 +90,9 @@ impl Sessions {
             bytes = now.as_nanos().to_le_bytes();
         }
         let id = crate::digest::hex(&bytes);
-        Session { inner: Arc::new(Inner { id, sessions: Arc::clone(self), turn: tokio::sync::Mutex::new(()) }) }
+        Session {
+            inner: Arc::new(Inner { id, sessions: Arc::clone(self), turn: Arc::new(tokio::sync::Mutex::new(())) }),
+        }
     }
 
     /// Ends the sessions that have had no call for longer than the idle time, removing their
@@ -104,27 +132,27 @@ struct Inner {
     id: String,
     sessions: Arc<Sessions>,
     /// Held by the call whose run saves the state.
-    turn: tokio::sync::Mutex<()>,
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// A call's share of its session: the run loads the state, and saves it when the call holds
 /// the session's turn; a call made while another runs has the state as the last run left it,
 /// and keeps nothing, so that calls of one session still run at once.
-pub(super) struct Turn<'a> {
-    session: &'a Session,
+pub(super) struct Turn {
+    session: Session,
     /// Held while the run may save the state.
-    held: Option<tokio::sync::MutexGuard<'a, ()>>,
+    held: Option<tokio::sync::OwnedMutexGuard<()>>,
     /// Said to the model with the result.
     pub(super) note: Option<String>,
 }
 
 impl Session {
     /// This call's share of the session.
-    pub(super) fn turn(&self) -> Turn<'_> {
-        let Ok(held) = self.inner.turn.try_lock() else {
+    pub(super) fn turn(&self) -> Turn {
+        let Ok(held) = Arc::clone(&self.inner.turn).try_lock_owned() else {
             let note = "codeact: another call of this session was running, so this one had the state as the last \
                         call left it, and what it defined is not kept";
-            return Turn { session: self, held: None, note: Some(note.to_owned()) };
+            return Turn { session: self.clone(), held: None, note: Some(note.to_owned()) };
         };
         let sessions = &self.inner.sessions;
         let ended = matches!(sessions.marks().insert(self.inner.id.clone(), Mark::Running), Some(Mark::Ended));
@@ -134,11 +162,11 @@ impl Session {
                 crate::limits::format_seconds(sessions.idle)
             )
         });
-        Turn { session: self, held: Some(held), note }
+        Turn { session: self.clone(), held: Some(held), note }
     }
 }
 
-impl Turn<'_> {
+impl Turn {
     /// The arguments that make a run this session's: `--session ID --sessions-dir DIR`, and
     /// `--session-unsaved` for a call that does not hold the turn.
     pub(super) fn arguments(&self) -> Vec<std::ffi::OsString> {
@@ -156,7 +184,7 @@ impl Turn<'_> {
     }
 }
 
-impl Drop for Turn<'_> {
+impl Drop for Turn {
     fn drop(&mut self) {
         if self.held.is_some() {
             let inner = &self.session.inner;

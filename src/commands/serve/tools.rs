@@ -3,6 +3,7 @@
 //! or its HTTP client is gone, and `describe`, which gives the tool reference or the
 //! documentation of the tools named.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::child::{self, Failed, RunEnded};
 use super::http;
+use super::running::Running;
 use super::sandbox;
 use super::server::CodeactServer;
 use crate::limits::{self, format_seconds};
@@ -37,10 +39,14 @@ pub(super) fn run_tool(text_only: bool) -> Tool {
             "code": {"type": "string"},
             // Seconds. The bounds are checked on the call, with a message: in the schema, every
             // client would show them to the model on every request.
-            "timeout": {"type": "number"}
-        },
-        // Unknown arguments are refused on the call, with a message, not in every request.
-        "required": ["code"]
+            "timeout": {"type": "number"},
+            "yield_after": {"type": "number"},
+            // A run still running at its yield time, to wait for again (or `stop`).
+            "wait": {"type": "integer"},
+            "stop": {"type": "boolean"}
+        }
+        // `code` or `wait` is required, and unknown arguments are refused, on the call, with a
+        // message, not in every request.
     });
     let output = json!({
         "type": "object",
@@ -62,7 +68,8 @@ pub(super) fn run_tool(text_only: bool) -> Tool {
             "duration_ms": {"type": "integer"},
             "tool_calls": {"type": "integer"},
             "truncated": {"type": "boolean"},
-            "guest_cache": {"type": "string"}
+            "guest_cache": {"type": "string"},
+            "running": {"type": "integer"}
         },
         "required": ["success", "stdout", "stderr", "return_value", "error", "backend", "duration_ms", "tool_calls", "truncated"]
     });
@@ -105,59 +112,111 @@ impl CodeactServer {
         arguments: &JsonObject,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        if let Some(unknown) = arguments.keys().find(|key| !matches!(key.as_str(), "code" | "timeout")) {
-            return Err(McpError::invalid_params(
-                format!("`run` takes `code` and `timeout`, not `{}`", clip(unknown)),
-                None,
-            ));
-        }
-        let Some(Json::String(code)) = arguments.get("code") else {
-            return Err(McpError::invalid_params("`run` needs `code`: the Python program, as a string", None));
-        };
-        let timeout = match arguments.get("timeout") {
-            None | Some(Json::Null) => None,
-            Some(Json::Number(seconds)) => Some(
-                seconds
-                    .as_f64()
-                    .ok_or_else(|| "not a number".to_owned())
-                    .and_then(limits::parse_timeout)
-                    .map_err(|why| McpError::invalid_params(format!("`timeout`: {why}"), None))?,
-            ),
-            Some(_) => return Err(McpError::invalid_params("`timeout` is a number of seconds", None)),
-        };
+        let asked = Asked::read(arguments)?;
         let cancel = context.ct.child_token();
         let _watching = stop_when_gone(&context, &cancel);
-        let _slot = tokio::select! {
-            slot = self.shared.slots.acquire() => slot.map_err(|_| McpError::internal_error("the server is stopping", None))?,
+        let (running, note) = match asked.what {
+            What::Code(code) => {
+                let timeout = asked.timeout.unwrap_or(self.shared.default_timeout);
+                // A run is read-only when the agent says it runs read-only (`sandbox`).
+                let read_only = sandbox::says_read_only(&context.meta);
+                self.start(code, timeout, read_only, &cancel).await?
+            }
+            What::Wait(id) => {
+                let running = self.runs.get(id).ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!("no run {id} is waiting: its result was given, or it is not this client's"),
+                        None,
+                    )
+                })?;
+                (running, None)
+            }
+        };
+        if asked.stop {
+            return Ok(self.stop(&running).await);
+        }
+        let yield_after = asked.yield_after.unwrap_or(self.shared.yield_after);
+        self.answer(&running, yield_after, note, &cancel, &context).await
+    }
+
+    /// Starts `code` once a slot is free; the run and the note its session gives, if any.
+    async fn start(
+        &self,
+        code: String,
+        timeout: Duration,
+        read_only: bool,
+        cancel: &CancellationToken,
+    ) -> Result<(Arc<Running>, Option<String>), McpError> {
+        let slot = tokio::select! {
+            slot = Arc::clone(&self.shared.slots).acquire_owned() => {
+                slot.map_err(|_| McpError::internal_error("the server is stopping", None))?
+            }
             () = cancel.cancelled() => return Err(McpError::internal_error("cancelled", None)),
         };
-        let timeout = timeout.unwrap_or(self.shared.default_timeout);
-        let progress_token = context.meta.get_progress_token();
-        let peer = context.peer.clone();
-        let mut sent = Vec::new();
-        let report = |elapsed: Duration| {
-            let Some(token) = progress_token.clone() else { return };
-            let peer = peer.clone();
-            let mut param = ProgressNotificationParam::new(token, elapsed.as_secs_f64().floor());
-            param.total = Some(timeout.as_secs_f64());
-            param.message = Some(format!("running for {}", format_seconds(Duration::from_secs(elapsed.as_secs()))));
-            sent.push(tokio::spawn(async move {
-                let _ = peer.notify_progress(param).await;
-            }));
-        };
-        // A run is read-only when the agent says it runs read-only (`sandbox`).
-        let read_only = sandbox::says_read_only(&context.meta);
         let turn = self.session.as_ref().map(super::sessions::Session::turn);
         let session = turn.as_ref().map(super::sessions::Turn::arguments).unwrap_or_default();
+        let note = turn.as_ref().and_then(|turn| turn.note.clone());
         let request = child::Request { code, timeout, read_only, session };
-        let finished = child::run(&self.shared.launch, &request, &cancel, PROGRESS_EVERY, report).await;
-        let note = turn.and_then(|turn| turn.note.clone());
+        let running = Running::start(self.shared.launch.clone(), request, self.shared.max_output, (slot, turn));
+        self.runs.add(&running);
+        Ok((running, note))
+    }
+
+    /// Waits for `running` until it ends or `yield_after` passes (0: until it ends), reporting
+    /// progress when the call asked for it, and answers with what it printed since the last
+    /// answer: its result, or that it still runs. A cancelled call stops the program.
+    async fn answer(
+        &self,
+        running: &Arc<Running>,
+        yield_after: Duration,
+        note: Option<String>,
+        cancel: &CancellationToken,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let until = (!yield_after.is_zero()).then(|| tokio::time::Instant::now() + yield_after);
+        let progress_token = context.meta.get_progress_token();
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        let mut sent = Vec::new();
+        let ended = loop {
+            tokio::select! {
+                ended = running.wait(until) => break ended,
+                _ = ticks.tick() => {
+                    let Some(token) = progress_token.clone() else { continue };
+                    let elapsed = running.started.elapsed();
+                    let mut param = ProgressNotificationParam::new(token, elapsed.as_secs_f64().floor());
+                    param.total = Some(running.timeout.as_secs_f64());
+                    param.message =
+                        Some(format!("running for {}", format_seconds(Duration::from_secs(elapsed.as_secs()))));
+                    let peer = context.peer.clone();
+                    sent.push(tokio::spawn(async move {
+                        let _ = peer.notify_progress(param).await;
+                    }));
+                }
+                () = cancel.cancelled() => {
+                    running.stop();
+                    let _ = running.wait(None).await;
+                    self.runs.remove(running.id);
+                    return Err(McpError::internal_error("cancelled: the program was stopped", None));
+                }
+            }
+        };
         // No progress may follow the result.
         for notification in sent {
             let _ = notification.await;
         }
-        match finished {
-            Ok(RunEnded { result, mut text, success }) => {
+        let Some(ended) = ended else { return Ok(self.still_running(running, note)) };
+        self.runs.remove(running.id);
+        let yielded = running.yielded();
+        match &*ended {
+            Ok(RunEnded { result, text, success }) => {
+                // After a yield, the answers before showed the output as it was printed: this
+                // one shows what they did not, then what follows the output.
+                let mut text = if yielded {
+                    let rest = result["stdout"].as_str().and_then(|stdout| text.strip_prefix(stdout)).unwrap_or(text);
+                    running.take_unread() + rest
+                } else {
+                    text.clone()
+                };
                 if let Some(note) = note {
                     text.push_str(&note);
                     text.push('\n');
@@ -166,15 +225,69 @@ impl CodeactServer {
                 let mut answer = if self.shared.text_only {
                     CallToolResult::success(Vec::new())
                 } else {
-                    CallToolResult::structured(result)
+                    CallToolResult::structured(result.clone())
                 };
                 answer.content = vec![text];
                 answer.is_error = Some(!success);
                 Ok(answer)
             }
-            Err(Failed::Cancelled) => Err(McpError::internal_error("cancelled: the program was stopped", None)),
-            Err(Failed::NoReport(why)) => Ok(CallToolResult::error(vec![ContentBlock::text(why)])),
+            Err(Failed::Cancelled) => {
+                let printed = if yielded { running.take_unread() } else { String::new() };
+                Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "{printed}codeact: run {} was stopped, with the commands it started",
+                    running.id
+                ))]))
+            }
+            Err(Failed::NoReport(why)) => Ok(CallToolResult::error(vec![ContentBlock::text(why.clone())])),
         }
+    }
+
+    /// Stops `running` and answers with what it printed before: what it prints while it ends
+    /// is not shown.
+    async fn stop(&self, running: &Running) -> CallToolResult {
+        let printed = running.take_unread();
+        running.stop();
+        let _ = running.wait(None).await;
+        self.runs.remove(running.id);
+        CallToolResult::error(vec![ContentBlock::text(format!(
+            "{printed}codeact: run {} was stopped, with the commands it started",
+            running.id
+        ))])
+    }
+
+    /// The answer for a run still running at its yield time: what it printed so far, and how
+    /// to go on.
+    fn still_running(&self, running: &Running, note: Option<String>) -> CallToolResult {
+        running.set_yielded();
+        let printed = running.take_unread();
+        let elapsed = running.started.elapsed();
+        let mut text = printed.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if let Some(note) = note {
+            text.push_str(&note);
+            text.push('\n');
+        }
+        let tenths = Duration::from_millis(u64::try_from(elapsed.as_millis() / 100 * 100).unwrap_or(u64::MAX));
+        let _ = writeln!(
+            text,
+            "[still running after {}: run(wait={id}) waits for more; run(wait={id}, stop=true) ends it]",
+            format_seconds(tenths),
+            id = running.id
+        );
+        let mut answer = if self.shared.text_only {
+            CallToolResult::success(Vec::new())
+        } else {
+            CallToolResult::structured(json!({
+                "success": true, "stdout": printed, "stderr": "", "return_value": null, "error": null,
+                "backend": self.shared.backend, "duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                "tool_calls": 0, "truncated": false, "running": running.id,
+            }))
+        };
+        answer.content = vec![ContentBlock::text(text)];
+        answer.is_error = Some(false);
+        answer
     }
 
     /// The documentation of each tool named, once, in the order first named. More names than
@@ -260,6 +373,77 @@ impl CodeactServer {
             text = format!("{text}\n({} more: give more words)", found.len() - FOUND);
         }
         CallToolResult::success(vec![ContentBlock::text(text)])
+    }
+}
+
+/// What a `run` call asks for.
+struct Asked {
+    what: What,
+    timeout: Option<Duration>,
+    yield_after: Option<Duration>,
+    stop: bool,
+}
+
+enum What {
+    /// Run this program.
+    Code(String),
+    /// Wait again for this run.
+    Wait(u64),
+}
+
+impl Asked {
+    fn read(arguments: &JsonObject) -> Result<Self, McpError> {
+        let refuse = |message: String| McpError::invalid_params(message, None);
+        if let Some(unknown) =
+            arguments.keys().find(|key| !matches!(key.as_str(), "code" | "timeout" | "wait" | "stop" | "yield_after"))
+        {
+            return Err(refuse(format!(
+                "`run` takes `code`, `timeout`, `yield_after`, `wait` and `stop`, not `{}`",
+                clip(unknown)
+            )));
+        }
+        let seconds = |name: &str| -> Result<Option<Duration>, McpError> {
+            match arguments.get(name) {
+                None | Some(Json::Null) => Ok(None),
+                // A yield time of 0 waits until the program ends.
+                Some(Json::Number(seconds)) if name == "yield_after" && seconds.as_f64() == Some(0.0) => {
+                    Ok(Some(Duration::ZERO))
+                }
+                Some(Json::Number(seconds)) => seconds
+                    .as_f64()
+                    .ok_or_else(|| "not a number".to_owned())
+                    .and_then(limits::parse_timeout)
+                    .map(Some)
+                    .map_err(|why| refuse(format!("`{name}`: {why}"))),
+                Some(_) => Err(refuse(format!("`{name}` is a number of seconds"))),
+            }
+        };
+        let (timeout, yield_after) = (seconds("timeout")?, seconds("yield_after")?);
+        let stop = match arguments.get("stop") {
+            None | Some(Json::Null) => false,
+            Some(Json::Bool(stop)) => *stop,
+            Some(_) => return Err(refuse("`stop` is true or false".into())),
+        };
+        let what = match (arguments.get("code"), arguments.get("wait")) {
+            (Some(Json::String(code)), None | Some(Json::Null)) => What::Code(code.clone()),
+            (None | Some(Json::Null), Some(Json::Number(id))) => {
+                What::Wait(id.as_u64().ok_or_else(|| refuse("`wait` is the id of a run".into()))?)
+            }
+            (Some(_), Some(wait)) if !wait.is_null() => {
+                return Err(refuse(
+                    "`run` takes `code` to start a program or `wait` to go on with one, not both".into(),
+                ));
+            }
+            (None | Some(Json::Null), Some(_)) => return Err(refuse("`wait` is the id of a run".into())),
+            _ => return Err(refuse("`run` needs `code`: the Python program, as a string".into())),
+        };
+        match what {
+            What::Code(_) if stop => Err(refuse("`stop` goes with `wait`: the run to end".into())),
+            What::Wait(_) if timeout.is_some() => {
+                Err(refuse("`timeout` goes with `code`: a run keeps the timeout it started with".into()))
+            }
+            what => Ok(Self { what, timeout, yield_after, stop }),
+        }
     }
 }
 

@@ -1,0 +1,149 @@
+//! Runs that outlive their call: a `run` call waits for its program until the yield time
+//! (`yield_after`, else [`--yield-after`](crate::cli::ServeArgs::yield_after)), and a program
+//! still running then goes on in the background, under an id of its client's. `run(wait=ID)`
+//! waits for it again, with a yield time of its own, and gives what it printed since the last
+//! answer; `stop=true` ends it. Each answer shows at most the output budget of what was printed
+//! since the one before, and one run's answers [`WHOLE_RUN`] budgets in all.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::child::{self, Failed, Launch, Request, RunEnded};
+use crate::sandbox::Capture;
+use crate::sandbox::live::lock;
+
+/// How many output budgets one run's answers show in all; past that, each answer shows the
+/// end of what was printed since the last.
+pub(super) const WHOLE_RUN: usize = 4;
+
+/// The ids of the runs, unique in the server.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A program started by a `run` call, and what it has printed that no answer has shown.
+#[derive(Debug)]
+pub(super) struct Running {
+    pub(super) id: u64,
+    pub(super) started: Instant,
+    pub(super) timeout: Duration,
+    /// What the program printed since the last answer.
+    unread: Arc<Mutex<Capture>>,
+    /// The bytes of output the answers have shown.
+    shown: AtomicUsize,
+    /// The output budget of one answer.
+    budget: usize,
+    /// Set once the run has ended.
+    ended: watch::Receiver<Option<Arc<Result<RunEnded, Failed>>>>,
+    /// Ends the program.
+    stop: CancellationToken,
+    /// Whether an answer said it still runs: the later answers show its output as printed.
+    yielded: std::sync::atomic::AtomicBool,
+}
+
+impl Running {
+    /// Starts `request` in the background; `held` (the call's slot, its session's turn) is
+    /// kept until it ends.
+    pub(super) fn start(launch: Launch, request: Request, budget: usize, held: impl Send + 'static) -> Arc<Self> {
+        let unread = Arc::new(Mutex::new(Capture::new(budget)));
+        lock(&unread).stream();
+        let (ended_tx, ended) = watch::channel(None);
+        let running = Arc::new(Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            started: Instant::now(),
+            timeout: request.timeout,
+            unread: Arc::clone(&unread),
+            shown: AtomicUsize::new(0),
+            budget,
+            ended,
+            stop: CancellationToken::new(),
+            yielded: std::sync::atomic::AtomicBool::new(false),
+        });
+        let stop = running.stop.clone();
+        tokio::spawn(async move {
+            let result = child::run(&launch, &request, &stop, unread).await;
+            drop(held);
+            let _ = ended_tx.send(Some(Arc::new(result)));
+        });
+        running
+    }
+
+    /// Waits until the run ends, or `until` passes (never, when `None`); its result, once ended.
+    pub(super) async fn wait(&self, until: Option<tokio::time::Instant>) -> Option<Arc<Result<RunEnded, Failed>>> {
+        let mut ended = self.ended.clone();
+        let end = ended.wait_for(Option::is_some);
+        let result = match until {
+            Some(until) => tokio::time::timeout_at(until, end).await.ok()?,
+            None => end.await,
+        };
+        result.ok().and_then(|ended| ended.clone())
+    }
+
+    pub(super) fn set_yielded(&self) {
+        self.yielded.store(true, Ordering::Relaxed);
+    }
+
+    pub(super) fn yielded(&self) -> bool {
+        self.yielded.load(Ordering::Relaxed)
+    }
+
+    /// Ends the program: SIGTERM, then SIGKILL to its process group.
+    pub(super) fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// What the program printed since the last answer, within one answer's budget and what is
+    /// left of the whole run's.
+    pub(super) fn take_unread(&self) -> String {
+        let Some(text) = lock(&self.unread).take_streamed() else { return String::new() };
+        let whole = self.budget.saturating_mul(WHOLE_RUN);
+        let shown = self.shown.fetch_add(text.len(), Ordering::Relaxed);
+        if shown.saturating_add(text.len()) <= whole {
+            return text;
+        }
+        // The whole run's budget is spent: only the end of what is new.
+        let keep = (self.budget / 8).min(text.len());
+        let start = (text.len() - keep..=text.len()).find(|at| text.is_char_boundary(*at)).unwrap_or(text.len());
+        format!(
+            "[… {start} bytes of output elided: this run has shown {} of output in all; print less …]\n{}",
+            crate::limits::format_size(whole),
+            &text[start..]
+        )
+    }
+}
+
+/// The runs of one client that no answer has ended yet, by id. A client that goes stops them.
+#[derive(Debug, Default)]
+pub(super) struct Runs {
+    runs: Mutex<HashMap<u64, Arc<Running>>>,
+}
+
+impl Runs {
+    pub(super) fn add(&self, running: &Arc<Running>) {
+        self.lock().insert(running.id, Arc::clone(running));
+    }
+
+    pub(super) fn get(&self, id: u64) -> Option<Arc<Running>> {
+        self.lock().get(&id).cloned()
+    }
+
+    /// Forgets the run `id`: its result has been given.
+    pub(super) fn remove(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Running>>> {
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for Runs {
+    fn drop(&mut self) {
+        for running in self.lock().values() {
+            running.stop();
+        }
+    }
+}
