@@ -688,49 +688,86 @@ class McpHttp:
         return elapsed, "".join(block.get("text", "") for block in result["content"])
 
 
-def case_serve(setup: Setup, report: Report) -> None:
-    """Case 6: a `run` call through a warm `codeact mcp serve --http` beside a `codeact run` process."""
-    project = setup.home / "serve-project"
-    project.mkdir(exist_ok=True)
-    server = subprocess.Popen([setup.codeact, "mcp", "serve", "--http", "127.0.0.1:0", "--workspace", str(project)],
+def start_server(setup: Setup, project: Path, *extra: str) -> tuple[subprocess.Popen[bytes], McpHttp]:
+    """A `codeact mcp serve --http` on a free port in `project`, and a client initialized on it."""
+    server = subprocess.Popen([setup.codeact, "mcp", "serve", "--http", "127.0.0.1:0", "--workspace", str(project),
+                               *extra],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               env=setup.env, cwd=project)
+    line = server.stderr.readline().decode() if server.stderr else ""
+    if "serving MCP at " not in line:
+        server.terminate()
+        fail(f"`codeact mcp serve` did not start: {line}")
+    client = McpHttp(line.split("serving MCP at ", 1)[1].strip())
+    client.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "bench", "version": "1"}})
+    client.send("notifications/initialized", {}, notify=True)
+    return server, client
+
+
+# What a session holds while its calls are timed: an index of 1 000 short entries, as a model
+# that read a repository once would keep it.
+SESSION_STATE = "index = {f'src/file_{i}.py': [f'line {j}' for j in range(5)] for i in range(1000)}\n"
+
+
+def case_serve(setup: Setup, report: Report) -> None:
+    """Case 6: a `run` call through a warm `codeact mcp serve --http`, with and without a session
+    that keeps state, beside `codeact run` processes, with and without `--session`."""
+    project = setup.home / "serve-project"
+    project.mkdir(exist_ok=True)
+    servers: list[subprocess.Popen[bytes]] = []
     try:
-        line = server.stderr.readline().decode() if server.stderr else ""
-        if "serving MCP at " not in line:
-            fail(f"`codeact mcp serve` did not start: {line}")
-        client = McpHttp(line.split("serving MCP at ", 1)[1].strip())
-        client.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                   "clientInfo": {"name": "bench", "version": "1"}})
-        client.send("notifications/initialized", {}, notify=True)
-        process = Variant("`codeact run` process", [setup.codeact, "run", "--backend", "monty", "--workspace",
-                                                     str(project)], b"print(1)\n", setup.env, project)
-        served = Variant("`run` call, warm `codeact mcp serve --http`", [])
+        stateless_server, stateless = start_server(setup, project, "--session-idle", "0")
+        servers.append(stateless_server)
+        session_server, in_session = start_server(setup, project)
+        servers.append(session_server)
+        elapsed, text = in_session.run(SESSION_STATE + "len(index)")
+        if text != "1000\n":
+            fail(f"the session's state was not made: {text!r}")
+        run_args = [setup.codeact, "run", "--backend", "monty", "--workspace", str(project)]
+        process = Variant("`codeact run` process", run_args, b"print(1)\n", setup.env, project)
+        made = spawn([*run_args, "--session", "bench"], SESSION_STATE.encode(), setup.env, project)
+        if made.returncode != 0:
+            fail(f"codeact run --session failed: {made.stderr.decode(errors='replace')}")
+        kept = Variant("`codeact run --session` process (state saved and loaded)",
+                       [*run_args, "--session", "bench"], b"print(len(index))\n", setup.env, project)
+        served = Variant("`run` call, warm server, no session (`--session-idle 0`)", [])
+        kept_served = Variant("`run` call, warm server, in a session holding the index", [])
+        calls = ((stateless, served, "print(1)", "1\n"), (in_session, kept_served, "print(len(index))", "1000\n"))
         for _ in range(setup.warmup):
             process.run_once()
-            client.run("print(1)")
+            kept.run_once()
+            for client, _, code, _ in calls:
+                client.run(code)
         log(f"serve: {setup.runs} runs each, interleaved")
         for _ in range(setup.runs):
-            run = process.run_once()
-            if run.stdout != b"1\n":
-                fail(f"codeact run printed {run.stdout!r}")
-            process.samples_ns.append(run.elapsed_ns)
-            elapsed, text = client.run("print(1)")
-            if text != "1\n":
-                fail(f"the run tool returned {text!r}")
-            served.samples_ns.append(elapsed)
+            for variant, expected in ((process, b"1\n"), (kept, b"1000\n")):
+                run = variant.run_once()
+                if run.stdout != expected:
+                    fail(f"{variant.label} printed {run.stdout!r}")
+                variant.samples_ns.append(run.elapsed_ns)
+            for client, variant, code, expected_text in calls:
+                elapsed, text = client.run(code)
+                if text != expected_text:
+                    fail(f"the run tool returned {text!r} for {variant.label}")
+                variant.samples_ns.append(elapsed)
     finally:
-        server.terminate()
-        server.wait()
+        for server in servers:
+            server.terminate()
+            server.wait()
+        subprocess.run([setup.codeact, "session", "rm", "bench"], env=setup.env, cwd=project, capture_output=True)
+    variants = [process, kept, served, kept_served]
     report.section(
         "MCP server",
         "`print(1)` as a `run` call to a warm `codeact mcp serve --http` (one kept-alive connection, one "
         "session; each call is still a `codeact run` of its own, started by the server), beside a "
-        f"`codeact run` process started by the caller. {setup.runs} runs each, interleaved.",
+        "`codeact run` process started by the caller; and a call that reads a session's state (an "
+        "index of 1 000 entries, loaded before the run and saved after it), over MCP and as "
+        f"`codeact run --session`. {setup.runs} runs each, interleaved.",
         ["benchmark", "variant", "min ms", "median ms", "max ms", "vs process"],
-        timing_rows([process, served], process, "`print(1)`"),
+        timing_rows(variants, process, "`print(1)`"),
     )
-    report.results["serve"] = {v.label: summary(v) for v in (process, served)}
+    report.results["serve"] = {v.label: summary(v) for v in variants}
 
 
 def case_tokens(setup: Setup, report: Report) -> None:

@@ -253,8 +253,7 @@ pub(crate) struct ServeArgs {
     pub(crate) yield_after: Duration,
 }
 
-/// How long `codeact mcp serve`'s `run` calls wait for their program by default.
-pub(crate) const YIELD_AFTER: Duration = Duration::from_secs(10);
+/// [`limits::YIELD_AFTER`] as the flag's default.
 const YIELD_AFTER_SECS: &str = "10";
 
 /// A number of seconds, 0 or more.
@@ -535,6 +534,11 @@ pub(crate) struct CommonArgs {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_yield_flags_default_is_the_yield_time() {
+        assert_eq!(super::parse_idle(super::YIELD_AFTER_SECS), Ok(crate::limits::YIELD_AFTER));
+    }
+
     #[test]
     fn the_environment_section_lists_every_backend() {
         let help = crate::env::help_section(&crate::backend::Choice::names());

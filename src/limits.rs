@@ -86,6 +86,10 @@ pub(crate) fn format_seconds(duration: Duration) -> String {
     if duration.subsec_nanos() == 0 { format!("{}s", duration.as_secs()) } else { format!("{secs}s") }
 }
 
+/// How long a `run` call of `codeact mcp serve` waits for its program by default before it
+/// answers with the output so far (`--yield-after`).
+pub(crate) const YIELD_AFTER: Duration = Duration::from_secs(10);
+
 /// Parses `--timeout` (seconds, fractions allowed).
 pub(crate) fn parse_timeout_arg(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text.trim().parse().map_err(|_| format!("`{text}` is not a number of seconds"))?;

@@ -54,8 +54,9 @@ pub(crate) enum Report {
     Text,
     /// The `--json` object.
     Json,
-    /// `{"result": <the --json object>, "text": <what Text prints, stdout then stderr>}`: what
-    /// `codeact mcp serve` reads back from the run it starts for a call.
+    /// `{"result": <the --json object>, "text": <what Text prints, stdout then stderr>, "after":
+    /// <the text after stdout>}`: what `codeact mcp serve` reads back from the run it starts for
+    /// a call.
     Mcp,
 }
 
@@ -73,7 +74,9 @@ pub(crate) fn report(outcome: &Outcome, report: Report, max_output: usize) -> an
                     }
                 }
             }
-            let object = serde_json::json!({"result": outcome.to_json(max_output), "text": read});
+            // What follows the output, for a server that showed the output as it was printed.
+            let after = read.get(outcome.stdout.len()..).unwrap_or_default().to_owned();
+            let object = serde_json::json!({"result": outcome.to_json(max_output), "text": read, "after": after});
             let mut line = serde_json::to_string(&object).context("failed to write JSON")?;
             line.push('\n');
             data(line.as_bytes())

@@ -85,7 +85,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         route,
         // A server started as the route's is keeps state on Monty, by default.
         keeps_state: route == Route::Mcp && config.backend.keeps_state(),
-        yield_after: (route == Route::Mcp).then_some(crate::cli::YIELD_AFTER),
+        yield_after: (route == Route::Mcp).then_some(crate::limits::YIELD_AFTER),
     };
     let regenerate = format!(
         "codeact install{}{} --backend {}",

@@ -29,7 +29,7 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
         route,
         // A server started as the route's is keeps state on Monty, by default.
         keeps_state: route == Route::Mcp && config.backend.keeps_state(),
-        yield_after: (route == Route::Mcp).then_some(crate::cli::YIELD_AFTER),
+        yield_after: (route == Route::Mcp).then_some(crate::limits::YIELD_AFTER),
     }
     .reference()?;
     output::text(&text)?;

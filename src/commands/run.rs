@@ -230,8 +230,11 @@ impl Streamer {
     }
 }
 
-/// Sends what `stdout` has had printed since it was last sent, if anything.
+/// Sends what `stdout` has had printed since it was last sent, if anything. One send at a
+/// time: what the streamer took is written before the watchdog's last send and its report.
 fn send_streamed(stdout: &std::sync::Mutex<crate::sandbox::Capture>) {
+    static SENDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _sending = crate::sandbox::live::lock(&SENDING);
     let Some(printed) = crate::sandbox::live::lock(stdout).take_streamed() else { return };
     let mut line = serde_json::json!({ "printed": printed }).to_string();
     line.push('\n');

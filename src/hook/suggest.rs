@@ -24,6 +24,8 @@
 //! codeact's MCP `run` tool. The PowerShell here-string ends at a line that starts with `'@`,
 //! which no line of these programs does: each starts with code, never inside a string.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value};
 
 use super::payload::{Agent, ToolArgs, ToolUse};
@@ -52,7 +54,18 @@ pub(crate) enum Runner<'a> {
 pub(crate) fn command(call: &ToolUse, runner: Runner<'_>) -> String {
     match runner {
         Runner::Shell(command) => fed(dialect(call), command, &program(call)),
-        Runner::Mcp => format!("Pass this as `code` to codeact's `run` tool:\n```python\n{}\n```", program(call)),
+        Runner::Mcp => {
+            let mut said = format!("Pass this as `code` to codeact's `run` tool:\n```python\n{}\n```", program(call));
+            // A command may take long: how a run that yields goes on.
+            if Dialect::of_tool(&call.tool_name).is_some() {
+                let _ = write!(
+                    said,
+                    "\nRuns yield after {}; `run(wait=id)` resumes.",
+                    crate::limits::format_seconds(crate::limits::YIELD_AFTER)
+                );
+            }
+            said
+        }
     }
 }
 
@@ -361,6 +374,23 @@ mod tests {
     fn program_of(tool: &str, args: &Value) -> String {
         let payload = json!({"toolName": tool, "toolArgs": args}).to_string();
         program(&tool_use(payload.as_bytes(), None).unwrap())
+    }
+
+    #[test]
+    fn on_the_mcp_route_a_shell_command_says_in_one_line_how_a_run_that_yields_goes_on() {
+        let suggestion = |tool: &str, args: &Value| {
+            let payload = json!({"toolName": tool, "toolArgs": args}).to_string();
+            command(&tool_use(payload.as_bytes(), None).unwrap(), Runner::Mcp)
+        };
+        let said = suggestion("bash", &json!({"command": "cargo test"}));
+        assert!(said.ends_with("```\nRuns yield after 10s; `run(wait=id)` resumes."), "{said}");
+        let said = suggestion("view", &json!({"path": "/w/a.py"}));
+        assert!(!said.contains("yield"), "{said}");
+        let said = command(
+            &tool_use(br#"{"toolName": "bash", "toolArgs": {"command": "ls"}}"#, None).unwrap(),
+            Runner::Shell("codeact run"),
+        );
+        assert!(!said.contains("yield"), "the shell route does not yield: {said}");
     }
 
     #[test]

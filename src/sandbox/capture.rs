@@ -24,9 +24,15 @@ impl Capture {
         Self { limit, head: String::new(), tail: String::new(), total: 0, streamed: None }
     }
 
-    /// Forgets everything pushed so far (what is streamed stays streamed).
-    pub(crate) fn clear(&mut self) {
-        let streamed = self.streamed.take();
+    /// Forgets everything pushed so far. What was streamed was shown already: `note`, streamed
+    /// next, says why it comes again.
+    pub(crate) fn clear(&mut self, note: &str) {
+        let mut streamed = self.streamed.take();
+        if let Some(streamed) = &mut streamed
+            && self.total > 0
+        {
+            streamed.push(note);
+        }
         *self = Self::new(self.limit);
         self.streamed = streamed;
     }

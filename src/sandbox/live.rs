@@ -113,8 +113,9 @@ impl Live {
     /// Forgets what the program printed, for the same program started again on another backend;
     /// the deadline stays, and the tool calls of both runs count against the budget.
     pub(crate) fn start_over(&self) {
-        lock(&self.stdout).clear();
-        lock(&self.stderr).clear();
+        lock(&self.stdout)
+            .clear("[codeact: Monty cannot run this program: it runs again on CPython, from the start]\n");
+        lock(&self.stderr).clear("");
     }
 
     /// Records which backend runs the program from now on, for the watchdog's report.

@@ -1286,3 +1286,49 @@ fn the_servers_sessions_are_kept_in_a_private_folder_that_goes_with_it_even_on_a
     let results = calls(&env, &Transport::Stdio, &[run("kept = 1"), run("print(kept)")]);
     assert!(text(&results[1]).contains("NameError"), "{results:?}");
 }
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn after_a_yield_output_past_the_budget_is_not_shown_again_and_a_stop_after_the_end_gives_the_result() {
+    let env = workspace();
+    // 3 000 short lines: within the output budget, and past it once escaped as JSON.
+    let many = "import time\nfor i in range(3000):\n    print('line', i)\ntime.sleep(2)\nprint('tail')";
+    let ended = "import time\nprint('important')\ntime.sleep(1)\nraise ValueError('late')";
+    let results = calls(
+        &env,
+        &Transport::Stdio,
+        &[
+            json!({"tool": "run", "arguments": {"code": many, "yield_after": 1}}),
+            json!({"tool": "run", "arguments": {"wait": 1}}),
+            json!({"tool": "run", "arguments": {"code": ended, "yield_after": 0.3}}),
+            json!({"tool": "run", "arguments": {"wait": 2, "stop": true}, "pause": 2}),
+        ],
+    );
+    assert!(text(&results[0]).starts_with("line 0\n"), "{}", results[0]);
+    assert_eq!(text(&results[1]), "tail\n", "{}", results[1]);
+    assert_eq!(results[1]["structured"]["stdout"], "tail\n", "{}", results[1]);
+    // Run 2 ended (with its error) before `stop` came: its result, not "stopped".
+    assert!(text(&results[3]).contains("ValueError: late"), "{}", results[3]);
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn a_client_whose_own_runs_hold_every_slot_is_told_which_they_are_at_once() {
+    let env = workspace();
+    let server = http_server(&env, &["--max-concurrent", "1"]);
+    let results = calls(
+        &env,
+        &Transport::Http(server),
+        &[
+            json!({"tool": "run", "arguments": {"code": "while True:\n    pass", "timeout": 300, "yield_after": 0.5}}),
+            run("print('next')"),
+            json!({"tool": "run", "arguments": {"wait": 1, "stop": true}}),
+            run("print('next')"),
+        ],
+    );
+    let refused = results[1]["protocol_error"].as_str().expect("a refusal");
+    assert!(refused.contains("every slot is taken, your runs 1 among them"), "{refused}");
+    assert!(results[1]["seconds"].as_f64().expect("seconds") < 5.0, "{}", results[1]);
+    assert!(text(&results[2]).contains("run 1 was stopped"), "{}", results[2]);
+    assert_eq!(text(&results[3]), "next\n");
+}

@@ -239,7 +239,7 @@ fn session_start(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json:
         route,
         // A server started as the route's is keeps state on Monty, by default.
         keeps_state: route == Route::Mcp && config.backend.keeps_state(),
-        yield_after: (route == Route::Mcp).then_some(crate::cli::YIELD_AFTER),
+        yield_after: (route == Route::Mcp).then_some(crate::limits::YIELD_AFTER),
     }
     .reference()?;
     let text = match mismatch {

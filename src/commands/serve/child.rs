@@ -51,6 +51,9 @@ pub(crate) struct RunEnded {
     /// What a model reads: stdout and the last expression, then the program's stderr and its
     /// traceback, then codeact's own warnings.
     pub(crate) text: String,
+    /// What `text` has after the program's output: for a run whose output was shown as it was
+    /// printed.
+    pub(crate) after: String,
     pub(crate) success: bool,
 }
 
@@ -165,11 +168,16 @@ pub(crate) async fn run(
         Some(Json::String(text)) => text,
         _ => String::new(),
     };
+    let mut after = match object.remove("after") {
+        Some(Json::String(after)) => after,
+        _ => String::new(),
+    };
     if !warnings.trim().is_empty() {
         text.push_str(&warnings);
+        after.push_str(&warnings);
     }
     let success = result["success"].as_bool().unwrap_or(false);
-    Ok(RunEnded { result, text, success })
+    Ok(RunEnded { result, text, after, success })
 }
 
 /// Ends a run: SIGTERM (which ends the commands and servers it started), a grace, then SIGKILL

@@ -21,6 +21,15 @@ use crate::sandbox::live::lock;
 /// end of what was printed since the last.
 pub(super) const WHOLE_RUN: usize = 4;
 
+/// How long a run that yielded goes on with no call waiting for it, from its last answer: then
+/// it is stopped (its client has gone without saying, or forgot it), or, ended, its result
+/// dropped.
+pub(super) const UNWAITED: Duration = Duration::from_mins(10);
+
+/// The most runs one client keeps that yielded and have no call waiting: past that, the oldest
+/// that has ended is dropped.
+const KEPT_PER_CLIENT: usize = 16;
+
 /// The ids of the runs, unique in the server.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -42,6 +51,8 @@ pub(super) struct Running {
     stop: CancellationToken,
     /// Whether an answer said it still runs: the later answers show its output as printed.
     yielded: std::sync::atomic::AtomicBool,
+    /// How many answers it has had: a watch for [`UNWAITED`] knows whether one came since.
+    answers: AtomicU64,
 }
 
 impl Running {
@@ -61,6 +72,7 @@ impl Running {
             ended,
             stop: CancellationToken::new(),
             yielded: std::sync::atomic::AtomicBool::new(false),
+            answers: AtomicU64::new(0),
         });
         let stop = running.stop.clone();
         tokio::spawn(async move {
@@ -69,6 +81,11 @@ impl Running {
             let _ = ended_tx.send(Some(Arc::new(result)));
         });
         running
+    }
+
+    /// Notes a call that waits for the run: a watch for [`UNWAITED`] leaves it alone.
+    pub(super) fn waited(&self) {
+        self.answers.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Waits until the run ends, or `until` passes (never, when `None`); its result, once ended.
@@ -84,6 +101,30 @@ impl Running {
 
     pub(super) fn set_yielded(&self) {
         self.yielded.store(true, Ordering::Relaxed);
+    }
+
+    /// Watches the run after an answer said it still runs: when no call has waited for it
+    /// [`UNWAITED`] later, it is stopped, and forgotten.
+    pub(super) fn watch_unwaited(self: &Arc<Self>, runs: std::sync::Weak<Runs>) {
+        let answers = self.answers.fetch_add(1, Ordering::Relaxed) + 1;
+        let running = Arc::clone(self);
+        if let Some(runs) = runs.upgrade() {
+            runs.keep_at_most(KEPT_PER_CLIENT);
+        }
+        tokio::spawn(async move {
+            tokio::time::sleep(UNWAITED).await;
+            if running.answers.load(Ordering::Relaxed) == answers {
+                running.stop();
+                if let Some(runs) = runs.upgrade() {
+                    runs.remove(running.id);
+                }
+            }
+        });
+    }
+
+    /// Whether the run has ended.
+    fn ended(&self) -> bool {
+        self.ended.borrow().is_some()
     }
 
     pub(super) fn yielded(&self) -> bool {
@@ -128,6 +169,25 @@ impl Runs {
 
     pub(super) fn get(&self, id: u64) -> Option<Arc<Running>> {
         self.lock().get(&id).cloned()
+    }
+
+    /// The ids of the runs still running.
+    pub(super) fn still_running(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> =
+            self.lock().values().filter(|running| !running.ended()).map(|running| running.id).collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Drops the oldest runs that have ended until at most `most` are kept.
+    fn keep_at_most(&self, most: usize) {
+        let mut runs = self.lock();
+        let mut ended: Vec<u64> = runs.values().filter(|running| running.ended()).map(|running| running.id).collect();
+        ended.sort_unstable();
+        let excess = runs.len().saturating_sub(most);
+        for id in ended.into_iter().take(excess) {
+            runs.remove(&id);
+        }
     }
 
     /// Forgets the run `id`: its result has been given.

@@ -3,7 +3,6 @@
 //! or its HTTP client is gone, and `describe`, which gives the tool reference or the
 //! documentation of the tools named.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -129,10 +128,12 @@ impl CodeactServer {
                         None,
                     )
                 })?;
+                running.waited();
                 (running, None)
             }
         };
-        if asked.stop {
+        // A run that has ended already gives its result, stopped or not.
+        if asked.stop && running.wait(Some(tokio::time::Instant::now())).await.is_none() {
             return Ok(self.stop(&running).await);
         }
         let yield_after = asked.yield_after.unwrap_or(self.shared.yield_after);
@@ -147,11 +148,28 @@ impl CodeactServer {
         read_only: bool,
         cancel: &CancellationToken,
     ) -> Result<(Arc<Running>, Option<String>), McpError> {
-        let slot = tokio::select! {
-            slot = Arc::clone(&self.shared.slots).acquire_owned() => {
-                slot.map_err(|_| McpError::internal_error("the server is stopping", None))?
+        let slot = if let Ok(slot) = Arc::clone(&self.shared.slots).try_acquire_owned() {
+            slot
+        } else {
+            // Waiting for a slot that this client's own runs hold would wait for them.
+            let mine = self.runs.still_running();
+            if !mine.is_empty() {
+                let ids: Vec<String> = mine.iter().map(u64::to_string).collect();
+                return Err(McpError::invalid_request(
+                    format!(
+                        "every slot is taken, your runs {} among them: run(wait=ID) waits for one, \
+                         run(wait=ID, stop=true) ends it",
+                        ids.join(", ")
+                    ),
+                    None,
+                ));
             }
-            () = cancel.cancelled() => return Err(McpError::internal_error("cancelled", None)),
+            tokio::select! {
+                slot = Arc::clone(&self.shared.slots).acquire_owned() => {
+                    slot.map_err(|_| McpError::internal_error("the server is stopping", None))?
+                }
+                () = cancel.cancelled() => return Err(McpError::internal_error("cancelled", None)),
+            }
         };
         let turn = self.session.as_ref().map(super::sessions::Session::turn);
         let session = turn.as_ref().map(super::sessions::Turn::arguments).unwrap_or_default();
@@ -208,12 +226,15 @@ impl CodeactServer {
         self.runs.remove(running.id);
         let yielded = running.yielded();
         match &*ended {
-            Ok(RunEnded { result, text, success }) => {
+            Ok(RunEnded { result, text, after, success }) => {
                 // After a yield, the answers before showed the output as it was printed: this
-                // one shows what they did not, then what follows the output.
+                // one shows what they did not, then what follows the output; so does its
+                // structured `stdout`.
+                let mut result = result.clone();
                 let mut text = if yielded {
-                    let rest = result["stdout"].as_str().and_then(|stdout| text.strip_prefix(stdout)).unwrap_or(text);
-                    running.take_unread() + rest
+                    let unread = running.take_unread();
+                    result["stdout"] = Json::String(unread.clone());
+                    unread + after
                 } else {
                     text.clone()
                 };
@@ -225,7 +246,7 @@ impl CodeactServer {
                 let mut answer = if self.shared.text_only {
                     CallToolResult::success(Vec::new())
                 } else {
-                    CallToolResult::structured(result.clone())
+                    CallToolResult::structured(result)
                 };
                 answer.content = vec![text];
                 answer.is_error = Some(!success);
@@ -233,10 +254,7 @@ impl CodeactServer {
             }
             Err(Failed::Cancelled) => {
                 let printed = if yielded { running.take_unread() } else { String::new() };
-                Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                    "{printed}codeact: run {} was stopped, with the commands it started",
-                    running.id
-                ))]))
+                Ok(stopped(running.id, printed))
             }
             Err(Failed::NoReport(why)) => Ok(CallToolResult::error(vec![ContentBlock::text(why.clone())])),
         }
@@ -249,17 +267,15 @@ impl CodeactServer {
         running.stop();
         let _ = running.wait(None).await;
         self.runs.remove(running.id);
-        CallToolResult::error(vec![ContentBlock::text(format!(
-            "{printed}codeact: run {} was stopped, with the commands it started",
-            running.id
-        ))])
+        stopped(running.id, printed)
     }
 
     /// The answer for a run still running at its yield time: what it printed so far, and how
     /// to go on.
-    fn still_running(&self, running: &Running, note: Option<String>) -> CallToolResult {
+    fn still_running(&self, running: &Arc<Running>, note: Option<String>) -> CallToolResult {
         running.set_yielded();
         let printed = running.take_unread();
+        running.watch_unwaited(Arc::downgrade(&self.runs));
         let elapsed = running.started.elapsed();
         let mut text = printed.clone();
         if !text.is_empty() && !text.ends_with('\n') {
@@ -269,9 +285,9 @@ impl CodeactServer {
             text.push_str(&note);
             text.push('\n');
         }
+        // codeact's own line, in a block of its own: no line the program prints is taken for it.
         let tenths = Duration::from_millis(u64::try_from(elapsed.as_millis() / 100 * 100).unwrap_or(u64::MAX));
-        let _ = writeln!(
-            text,
+        let status = format!(
             "[still running after {}: run(wait={id}) waits for more; run(wait={id}, stop=true) ends it]",
             format_seconds(tenths),
             id = running.id
@@ -285,7 +301,11 @@ impl CodeactServer {
                 "tool_calls": 0, "truncated": false, "running": running.id,
             }))
         };
-        answer.content = vec![ContentBlock::text(text)];
+        answer.content = if text.is_empty() {
+            vec![ContentBlock::text(status)]
+        } else {
+            vec![ContentBlock::text(text), ContentBlock::text(status)]
+        };
         answer.is_error = Some(false);
         answer
     }
@@ -374,6 +394,17 @@ impl CodeactServer {
         }
         CallToolResult::success(vec![ContentBlock::text(text)])
     }
+}
+
+/// The answer for run `id`, stopped after it printed `printed`: codeact's own line in a block
+/// of its own.
+fn stopped(id: u64, printed: String) -> CallToolResult {
+    let mut content = Vec::new();
+    if !printed.is_empty() {
+        content.push(ContentBlock::text(printed));
+    }
+    content.push(ContentBlock::text(format!("codeact: run {id} was stopped, with the commands it started")));
+    CallToolResult::error(content)
 }
 
 /// What a `run` call asks for.
