@@ -50,9 +50,15 @@ fn variables_functions_and_imports_stay_for_the_next_run_of_the_same_session() {
 #[test]
 fn what_a_failed_program_set_before_it_failed_stays_and_a_syntax_error_changes_nothing() {
     let env = TestEnv::new();
-    let (code, _, err) = in_session(&env, "s", "kept = [1, 2]\nraise ValueError('late')", &[]);
+    let (code, _, err) = in_session(&env, "s", "kept = [1, 2]\ndef fail():\n    raise ValueError('late')\nfail()", &[]);
     assert_eq!(code, 1);
     assert!(err.contains("ValueError: late"), "{err}");
+    // The program is named as a program run alone is; a function an earlier one defined, by
+    // the name of that program in the session.
+    assert!(err.contains("File \"<program>\", line 4"), "{err}");
+    let (code, _, err) = in_session(&env, "s", "print('again')\nfail()", &[]);
+    assert_eq!(code, 1);
+    assert!(err.contains("File \"<program>\", line 2") && err.contains("File \"<python-input-0>\", line 3"), "{err}");
     let (code, _, err) = in_session(&env, "s", "kept.append(3)\nprint(kept", &[]);
     assert_eq!(code, 1);
     assert!(err.contains("SyntaxError"), "{err}");

@@ -213,6 +213,9 @@ fn feed(
         repl.set_cwd(&super::os::virtual_cwd(root, cfg!(windows)));
     }
     *repl.tracker_mut() = ResourceTracker::new(run_limits(host, memory_armed));
+    // Monty names each program fed to a session `<python-input-N>`; a traceback names this one
+    // as a program run alone is named, and those of earlier programs by their own names.
+    let this_program = format!("File \"{}\"", repl.next_script_name());
     let mut printer = Printer::new(stdout, stderr);
     let mut kept = None;
     let result = match repl.feed_start(program, Vec::new(), PrintWriter::Callback(&mut printer)) {
@@ -224,6 +227,10 @@ fn feed(
         }
         first => drive_from::<Fed>(first, &mut kept, host, &mut printer, memory_armed),
     };
+    let result = result.map_err(|mut failed| {
+        failed.error.traceback = failed.error.traceback.replace(&this_program, &format!("File \"{SCRIPT_NAME}\""));
+        failed
+    });
     (kept, result)
 }
 
