@@ -152,8 +152,9 @@ pub(crate) fn load(dir: &Path, name: &str, workspace: &Path) -> Result<Option<Ve
     Ok(Some(unsealed.state))
 }
 
-/// Saves `state` as the session `name` of a run in `workspace`, in `dir`, sealed.
-pub(crate) fn save(dir: &Path, name: &str, workspace: &Path, state: &[u8]) -> io::Result<PathBuf> {
+/// Saves `state` as the session `name` of a run in `workspace`, in `dir`, sealed; synced to
+/// disk unless `scratch` (a server's sessions, which end with it).
+pub(crate) fn save(dir: &Path, name: &str, workspace: &Path, state: &[u8], scratch: bool) -> io::Result<PathBuf> {
     let key = key(dir, true)?.ok_or_else(|| io::Error::other("the sessions' key could not be made"))?;
     let path = file(dir, name);
     let sealed = Unsealed {
@@ -161,7 +162,8 @@ pub(crate) fn save(dir: &Path, name: &str, workspace: &Path, state: &[u8]) -> io
         workspace: workspace_key(workspace),
         state: state.to_vec(),
     };
-    atomic::write(&path, &seal(&key, name, &sealed), Access::Private)?;
+    let access = if scratch { Access::Scratch } else { Access::Private };
+    atomic::write(&path, &seal(&key, name, &sealed), access)?;
     Ok(path)
 }
 

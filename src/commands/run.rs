@@ -105,6 +105,8 @@ struct Kept {
     folder: PathBuf,
     /// The workspace whose session it is.
     workspace: PathBuf,
+    /// Whether it is a server's (`--sessions-dir`), which ends with the server.
+    served: bool,
     state: monty::Session,
 }
 
@@ -156,13 +158,13 @@ impl Kept {
             }
             Err(refused) => return Err(UsageError { message: refused.to_string(), hint: Some(afresh()) }.into()),
         };
-        Ok(Self { name: name.to_owned(), folder, workspace: workspace.to_owned(), state })
+        Ok(Self { name: name.to_owned(), folder, workspace: workspace.to_owned(), served, state })
     }
 
     /// Saves the state for the next run, saying so when it cannot.
     fn save(&self) {
         let saved = self.state.dump().map_err(anyhow::Error::msg).and_then(|state| {
-            session::save(&self.folder, &self.name, &self.workspace, &state).map_err(anyhow::Error::from)
+            session::save(&self.folder, &self.name, &self.workspace, &state, self.served).map_err(anyhow::Error::from)
         });
         if let Err(err) = saved {
             output::warning(&format!("the session `{}` could not be saved: {err:#}", self.name));
