@@ -1,6 +1,7 @@
 //! Hex digests, for cache keys, pinned downloads and file names that must not be guessed.
 
 use std::fmt::Write as _;
+use std::hash::{BuildHasher, Hasher, RandomState};
 
 use sha2::Digest as _;
 
@@ -11,6 +12,19 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         let _ = write!(out, "{byte:02x}");
         out
     })
+}
+
+/// A new secret: 128 bits, as hex, from the standard library's per-process random keys (taken
+/// from the operating system). A guest run's report nonce; a served client's session name.
+#[must_use]
+pub(crate) fn nonce() -> String {
+    let mut nonce = String::with_capacity(32);
+    for part in 0_u8..2 {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u8(part);
+        let _ = write!(nonce, "{:016x}", hasher.finish());
+    }
+    nonce
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
@@ -39,6 +53,14 @@ pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nonces_differ_and_are_128_bits_of_hex() {
+        let (a, b) = (super::nonce(), super::nonce());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+    }
+
     #[test]
     fn digests_are_lowercase_hex() {
         assert_eq!(super::hex(&[0, 15, 255]), "000fff");

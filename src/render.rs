@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use minijinja::{Environment, UndefinedBehavior, Value, context};
 use serde::Serialize;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Choice};
 use crate::catalog::Catalog;
 use crate::catalog::entry::{Source, ToolDoc};
 use crate::copilot::MARKER_PREFIX;
@@ -47,10 +47,30 @@ pub(crate) struct Reference<'a> {
     /// How the model invokes codeact: an absolute path, `codeact`, or a launcher command.
     pub(crate) binary: &'a str,
     pub(crate) route: Route,
-    /// Whether what a program defines stays for the next `run` call (an MCP server's sessions).
+    /// What the MCP server's `run` tool does beyond running a program.
+    pub(crate) serving: Serving,
+}
+
+/// What an MCP server's `run` calls do beyond running a program, as the reference says it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Serving {
+    /// Whether what a program defines stays for the next `run` call (its sessions).
     pub(crate) keeps_state: bool,
-    /// How long an MCP server's `run` call waits before it answers that the program still runs.
+    /// How long a call waits before it answers that the program still runs.
     pub(crate) yield_after: Option<std::time::Duration>,
+}
+
+impl Serving {
+    /// What a server started with its defaults does, for a model that reaches codeact by
+    /// `route` with the backend `choice` (nothing, on the shell route): the instructions files
+    /// and the hooks cannot know the server's flags.
+    #[must_use]
+    pub(crate) fn defaults(route: Route, choice: Choice) -> Self {
+        if route != Route::Mcp {
+            return Self::default();
+        }
+        Self { keeps_state: choice.keeps_state(), yield_after: Some(crate::limits::YIELD_AFTER) }
+    }
 }
 
 /// Who reads a rendered reference.
@@ -189,8 +209,8 @@ impl Reference<'_> {
             mcp_cut => cut,
             agent => reader == Reader::Agent,
             mcp => reader == Reader::Mcp,
-            keeps_state => self.keeps_state,
-            yield_after => self.yield_after.map(format_seconds),
+            keeps_state => self.serving.keeps_state,
+            yield_after => self.serving.yield_after.map(format_seconds),
         }
     }
 

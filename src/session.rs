@@ -4,9 +4,9 @@
 //! A saved state is a dump of the interpreter's memory, which the interpreter would load
 //! whatever it held: a file changed by a program, or by anyone else, could make it misbehave.
 //! So each file is sealed with an HMAC-SHA256 under a key of its own folder (`sessions/key`,
-//! 32 random bytes, mode 0600), over the codeact version, the session's name and the state. A
-//! file whose seal does not match, that another name's seal was moved onto, or that another
-//! codeact version wrote is refused, and never read further.
+//! 32 random bytes, mode 0600), over the codeact version, the session's name, its workspace and
+//! the state. A file whose seal does not match, that another name's seal was moved onto, or that
+//! another codeact version or another workspace's runs wrote is refused, and never read further.
 
 use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -45,13 +45,12 @@ pub(crate) fn dir() -> Option<PathBuf> {
 /// `view`, so sessions are not kept there.
 #[must_use]
 pub(crate) fn folder_in(folder: &Path, workspace: &Path) -> bool {
-    let dir = folder;
     let Ok(workspace) = workspace.canonical() else { return false };
     // The folder may not exist yet: its nearest existing folder says where it would be.
-    let mut existing = dir;
+    let mut existing = folder;
     loop {
         if let Ok(real) = existing.canonical() {
-            let Ok(rest) = dir.strip_prefix(existing) else { return false };
+            let Ok(rest) = folder.strip_prefix(existing) else { return false };
             // Below a folder that does not exist yet, `..` cannot be resolved: such a folder is
             // taken to be anywhere, the workspace included.
             if rest.components().any(|part| matches!(part, std::path::Component::ParentDir)) {
@@ -144,12 +143,15 @@ pub(crate) fn load(dir: &Path, name: &str, workspace: &Path) -> Result<Option<Ve
     let key = key(dir, false).map_err(unreadable)?.ok_or_else(tampered)?;
     let unsealed = unseal(&key, name, &sealed).ok_or_else(tampered)?;
     if unsealed.version != env!("CARGO_PKG_VERSION") {
-        return Err(Refused::OtherVersion { path, version: unsealed.version });
+        return Err(Refused::OtherVersion { path, version: unsealed.version.to_owned() });
     }
     if unsealed.workspace != workspace_key(workspace) {
-        return Err(Refused::OtherWorkspace { path, workspace: unsealed.workspace });
+        return Err(Refused::OtherWorkspace { path, workspace: unsealed.workspace.to_owned() });
     }
-    Ok(Some(unsealed.state))
+    // The state is the end of the file: the rest is dropped, not copied.
+    let header = sealed.len() - unsealed.state.len();
+    sealed.drain(..header);
+    Ok(Some(sealed))
 }
 
 /// Saves `state` as the session `name` of a run in `workspace`, in `dir`, sealed; synced to
@@ -157,11 +159,8 @@ pub(crate) fn load(dir: &Path, name: &str, workspace: &Path) -> Result<Option<Ve
 pub(crate) fn save(dir: &Path, name: &str, workspace: &Path, state: &[u8], scratch: bool) -> io::Result<PathBuf> {
     let key = key(dir, true)?.ok_or_else(|| io::Error::other("the sessions' key could not be made"))?;
     let path = file(dir, name);
-    let sealed = Unsealed {
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        workspace: workspace_key(workspace),
-        state: state.to_vec(),
-    };
+    let workspace = workspace_key(workspace);
+    let sealed = Unsealed { version: env!("CARGO_PKG_VERSION"), workspace: &workspace, state };
     let access = if scratch { Access::Scratch } else { Access::Private };
     atomic::write(&path, &seal(&key, name, &sealed), access)?;
     Ok(path)
@@ -244,51 +243,51 @@ fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     std::fs::File::open(path)
 }
 
-/// What a sealed file holds.
-struct Unsealed {
+/// What a sealed file holds, borrowed from it (or from what is to be sealed).
+struct Unsealed<'a> {
     /// The codeact version that saved it.
-    version: String,
+    version: &'a str,
     /// The workspace of the runs that saved it ([`workspace_key`]).
-    workspace: String,
-    state: Vec<u8>,
+    workspace: &'a str,
+    state: &'a [u8],
 }
 
 /// `MAGIC`, the seal, then the version and the workspace, each after its length (two bytes,
 /// little-endian), then the state.
-fn seal(key: &hmac::Key, name: &str, unsealed: &Unsealed) -> Vec<u8> {
+fn seal(key: &hmac::Key, name: &str, unsealed: &Unsealed<'_>) -> Vec<u8> {
     let tag = tag(key, name, unsealed);
     let mut sealed = Vec::with_capacity(MAGIC.len() + KEY_BYTES + unsealed.workspace.len() + unsealed.state.len() + 64);
     sealed.extend_from_slice(MAGIC);
     sealed.extend_from_slice(tag.as_ref());
-    for part in [&unsealed.version, &unsealed.workspace] {
+    for part in [unsealed.version, unsealed.workspace] {
         sealed.extend_from_slice(&u16::try_from(part.len()).unwrap_or(u16::MAX).to_le_bytes());
         sealed.extend_from_slice(part.as_bytes());
     }
-    sealed.extend_from_slice(&unsealed.state);
+    sealed.extend_from_slice(unsealed.state);
     sealed
 }
 
 /// What `sealed` holds, when its seal is `name`'s under `key`.
-fn unseal(key: &hmac::Key, name: &str, sealed: &[u8]) -> Option<Unsealed> {
+fn unseal<'a>(key: &hmac::Key, name: &str, sealed: &'a [u8]) -> Option<Unsealed<'a>> {
     let rest = sealed.strip_prefix(MAGIC)?;
     let (seal, mut rest) = rest.split_at_checked(KEY_BYTES)?;
-    let mut text = || -> Option<String> {
+    let mut text = || -> Option<&'a str> {
         let (length, after) = rest.split_at_checked(2)?;
         let (part, after) = after.split_at_checked(usize::from(u16::from_le_bytes([length[0], length[1]])))?;
         rest = after;
-        String::from_utf8(part.to_vec()).ok()
+        std::str::from_utf8(part).ok()
     };
     let (version, workspace) = (text()?, text()?);
-    let unsealed = Unsealed { version, workspace, state: rest.to_vec() };
+    let unsealed = Unsealed { version, workspace, state: rest };
     let expected = tag(key, name, &unsealed);
     bool::from(expected.as_ref().ct_eq(seal)).then_some(unsealed)
 }
 
 /// The seal of `unsealed` as the session `name`: each part with its length first, so that no
 /// two different sets of parts read alike.
-fn tag(key: &hmac::Key, name: &str, unsealed: &Unsealed) -> hmac::Tag {
+fn tag(key: &hmac::Key, name: &str, unsealed: &Unsealed<'_>) -> hmac::Tag {
     let mut context = hmac::Context::with_key(key);
-    for part in [unsealed.version.as_bytes(), name.as_bytes(), unsealed.workspace.as_bytes(), &unsealed.state] {
+    for part in [unsealed.version.as_bytes(), name.as_bytes(), unsealed.workspace.as_bytes(), unsealed.state] {
         context.update(&(part.len() as u64).to_le_bytes());
         context.update(part);
     }

@@ -30,7 +30,7 @@ use crate::exit;
 use crate::guest::{self, GuestInstall, Missing};
 use crate::hint;
 use crate::output;
-use crate::render::Reference;
+use crate::render::{Reference, Serving};
 use crate::route::Route;
 use crate::tools::github;
 
@@ -83,9 +83,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         limits: &config.limits,
         binary: &invocation,
         route,
-        // A server started as the route's is keeps state on Monty, by default.
-        keeps_state: route == Route::Mcp && config.backend.keeps_state(),
-        yield_after: (route == Route::Mcp).then_some(crate::limits::YIELD_AFTER),
+        serving: Serving::defaults(route, config.backend),
     };
     let regenerate = format!(
         "codeact install{}{} --backend {}",

@@ -9,8 +9,7 @@ use crate::catalog::Discovery;
 use crate::cli::BackendArgs;
 use crate::exit;
 use crate::output;
-use crate::render::Reference;
-use crate::route::Route;
+use crate::render::{Reference, Serving};
 use crate::tools::github;
 
 pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
@@ -27,9 +26,7 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
         limits: &config.limits,
         binary: &binary,
         route,
-        // A server started as the route's is keeps state on Monty, by default.
-        keeps_state: route == Route::Mcp && config.backend.keeps_state(),
-        yield_after: (route == Route::Mcp).then_some(crate::limits::YIELD_AFTER),
+        serving: Serving::defaults(route, config.backend),
     }
     .reference()?;
     output::text(&text)?;

@@ -2,7 +2,8 @@
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -15,7 +16,8 @@ use crate::exit::{self, UsageError};
 use crate::guest::{self, GuestInstall};
 use crate::hint::Hint;
 use crate::output::{self, Report};
-use crate::sandbox::{GuestCache, Host, Outcome, Parts, Watchdog};
+use crate::sandbox::live::lock;
+use crate::sandbox::{Capture, GuestCache, Host, Outcome, Parts, Watchdog};
 use crate::session;
 use crate::tools::workspace::Workspace;
 use crate::tools::{ToolContext, github};
@@ -196,31 +198,31 @@ fn run_kept(kept: &mut Kept, program: &str, host: &mut Host, choice: Choice, fet
 }
 
 /// How often a served run sends what its program printed since.
-const STREAM_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+const STREAM_EVERY: Duration = Duration::from_millis(200);
 
 /// Sends what a served run's program prints, as it prints it, to the server: a line
 /// `{"printed": TEXT}` on stdout every [`STREAM_EVERY`] while there is news, before the report's
 /// line. Each is within the output budget.
 struct Streamer {
-    stdout: std::sync::Arc<std::sync::Mutex<crate::sandbox::Capture>>,
-    stop: std::sync::mpsc::Sender<()>,
+    stdout: Arc<Mutex<Capture>>,
+    stop: mpsc::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl Streamer {
-    fn start(stdout: &std::sync::Arc<std::sync::Mutex<crate::sandbox::Capture>>) -> Self {
-        crate::sandbox::live::lock(stdout).stream();
-        let (stop, stopped) = std::sync::mpsc::channel();
+    fn start(stdout: &Arc<Mutex<Capture>>) -> Self {
+        lock(stdout).stream();
+        let (stop, stopped) = mpsc::channel();
         let watched = stdout.clone();
         let thread = std::thread::spawn(move || {
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(STREAM_EVERY) {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(STREAM_EVERY) {
                 send_streamed(&watched);
             }
         });
         Self { stdout: stdout.clone(), stop, thread }
     }
 
-    fn capture(&self) -> std::sync::Arc<std::sync::Mutex<crate::sandbox::Capture>> {
+    fn capture(&self) -> Arc<Mutex<Capture>> {
         self.stdout.clone()
     }
 
@@ -234,10 +236,10 @@ impl Streamer {
 
 /// Sends what `stdout` has had printed since it was last sent, if anything. One send at a
 /// time: what the streamer took is written before the watchdog's last send and its report.
-fn send_streamed(stdout: &std::sync::Mutex<crate::sandbox::Capture>) {
-    static SENDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _sending = crate::sandbox::live::lock(&SENDING);
-    let Some(printed) = crate::sandbox::live::lock(stdout).take_streamed() else { return };
+fn send_streamed(stdout: &Mutex<Capture>) {
+    static SENDING: Mutex<()> = Mutex::new(());
+    let _sending = lock(&SENDING);
+    let Some(printed) = lock(stdout).take_streamed() else { return };
     let mut line = serde_json::json!({ "printed": printed }).to_string();
     line.push('\n');
     let _ = output::data(line.as_bytes());

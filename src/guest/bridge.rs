@@ -12,9 +12,6 @@
 //! prelude reports — the report is the program's account of itself, while the limits and the
 //! output budget are the host's.
 
-use std::fmt::Write as _;
-use std::hash::{BuildHasher, Hasher, RandomState};
-
 use serde_json::Value as Json;
 
 use crate::sandbox::{Dispatch, Host, LimitHit, memory};
@@ -24,19 +21,6 @@ use crate::tools::Value;
 /// underscores are reserved). Its argument is the run's nonce, a newline, and the report as
 /// JSON.
 pub(crate) const REPORT: &str = "__codeact_report";
-
-/// A new secret for one run: 128 bits from the standard library's per-process random keys
-/// (taken from the operating system), never shown to the program.
-#[must_use]
-pub(crate) fn nonce() -> String {
-    let mut nonce = String::with_capacity(32);
-    for part in 0_u8..2 {
-        let mut hasher = RandomState::new().build_hasher();
-        hasher.write_u8(part);
-        let _ = write!(nonce, "{:016x}", hasher.finish());
-    }
-    nonce
-}
 
 /// The reports a guest sent under [`REPORT`].
 #[derive(Debug, Default)]
@@ -174,14 +158,6 @@ pub(crate) fn mcp_functions(host: &Host) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nonces_differ_and_are_128_bits_of_hex() {
-        let (a, b) = (nonce(), nonce());
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
-    }
 
     #[test]
     fn only_one_report_with_the_nonce_is_accepted() {

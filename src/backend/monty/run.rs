@@ -160,12 +160,21 @@ impl Session {
 
     /// The session's state, for [`load`](Self::load).
     pub(crate) fn dump(&self) -> Result<Vec<u8>, String> {
-        let Some(repl) = &self.repl else {
-            let fresh = MontyRepl::new(SCRIPT_NAME, ResourceTracker::default(), CompileOptions::default());
-            return monty::dump(SCRIPT_NAME, None, &[], monty::SessionRef::Idle(&fresh)).map_err(|err| err.to_string());
+        let fresh;
+        let repl = if let Some(repl) = &self.repl {
+            repl
+        } else {
+            fresh = new_repl();
+            &fresh
         };
         monty::dump(SCRIPT_NAME, None, &[], monty::SessionRef::Idle(repl)).map_err(|err| err.to_string())
     }
+}
+
+/// A session's interpreter before its first program, with the clock, randomness and sleeping
+/// of [`os_policy`].
+fn new_repl() -> MontyRepl {
+    MontyRepl::new(SCRIPT_NAME, ResourceTracker::default(), CompileOptions::default()).with_os_policy(os_policy())
 }
 
 /// Runs `program` in `session`, against `host`: what it defines stays for the next program.
@@ -206,9 +215,7 @@ fn feed(
     stderr: &Mutex<Capture>,
 ) -> (Option<MontyRepl>, Result<MontyObject, Failed>) {
     let memory_armed = arm_for_run(host);
-    let mut repl = repl.unwrap_or_else(|| {
-        MontyRepl::new(SCRIPT_NAME, ResourceTracker::default(), CompileOptions::default()).with_os_policy(os_policy())
-    });
+    let mut repl = repl.unwrap_or_else(new_repl);
     if let Some(root) = host.context().workspace.root().to_str() {
         repl.set_cwd(&super::os::virtual_cwd(root, cfg!(windows)));
     }

@@ -33,7 +33,7 @@ use crate::hook::policy::{self, Decision, Rules};
 use crate::hook::state::{self, Session, StateDir};
 use crate::hook::suggest::Runner;
 use crate::output;
-use crate::render::Reference;
+use crate::render::{Reference, Serving};
 use crate::route::Route;
 use crate::tools::github;
 
@@ -237,9 +237,7 @@ fn session_start(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json:
         limits: &config.limits,
         binary: &invocation,
         route,
-        // A server started as the route's is keeps state on Monty, by default.
-        keeps_state: route == Route::Mcp && config.backend.keeps_state(),
-        yield_after: (route == Route::Mcp).then_some(crate::limits::YIELD_AFTER),
+        serving: Serving::defaults(route, config.backend),
     }
     .reference()?;
     let text = match mismatch {

@@ -10,11 +10,11 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::Value as Json;
 use std::sync::{Arc, Mutex};
 
+use serde_json::Value as Json;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
@@ -122,25 +122,19 @@ pub(crate) async fn run(
     let report = tokio::spawn(async move { read_report(stdout, max_report, &printed).await });
     let warnings = tokio::spawn(async move { read_tail(stderr, STDERR_KEPT).await });
 
-    let overdue = Instant::now() + timeout + OVERDUE;
-    let mut ticks = tokio::time::interval(Duration::from_secs(1));
-    let status = loop {
-        tokio::select! {
-            status = child.wait() => break status,
-            () = cancel.cancelled() => {
-                stop(&mut child, group).await;
-                feed.abort();
-                return Err(Failed::Cancelled);
-            }
-            _ = ticks.tick() => {
-                if Instant::now() >= overdue {
-                    stop(&mut child, group).await;
-                    return Err(Failed::NoReport(format!(
-                        "the run did not end {} s past its deadline and was killed",
-                        OVERDUE.as_secs()
-                    )));
-                }
-            }
+    let status = tokio::select! {
+        status = child.wait() => status,
+        () = cancel.cancelled() => {
+            stop(&mut child, group).await;
+            feed.abort();
+            return Err(Failed::Cancelled);
+        }
+        () = tokio::time::sleep(timeout + OVERDUE) => {
+            stop(&mut child, group).await;
+            return Err(Failed::NoReport(format!(
+                "the run did not end {} s past its deadline and was killed",
+                OVERDUE.as_secs()
+            )));
         }
     };
     // The run has ended: what it started is its own to end (it ends its tools' groups itself).

@@ -29,7 +29,7 @@ use crate::commands::reach;
 use crate::commands::setup::{self, PROBE_TIME};
 use crate::exit::{self, UsageError};
 use crate::output;
-use crate::render::Reference;
+use crate::render::{Reference, Serving};
 use crate::route::Route;
 use crate::tools::github;
 
@@ -65,8 +65,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         limits: &config.limits,
         binary: &binary,
         route: Route::Mcp,
-        keeps_state,
-        yield_after: (!args.yield_after.is_zero()).then_some(args.yield_after),
+        serving: Serving { keeps_state, yield_after: (!args.yield_after.is_zero()).then_some(args.yield_after) },
     };
     let instructions = reference.reference()?;
     let docs: Vec<Json> = built.catalog.every_tool().map(|tool| tool.describe().to_json()).collect();

@@ -82,14 +82,7 @@ impl Sessions {
 
     /// A new session, for a client that has just connected.
     pub(super) fn open(self: &Arc<Self>) -> Session {
-        let mut bytes = [0_u8; 16];
-        // Names need only be distinct: a clash is two clients sharing state, so the clock
-        // stands in should the system's randomness fail.
-        if getrandom::fill(&mut bytes).is_err() {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-            bytes = now.as_nanos().to_le_bytes();
-        }
-        let id = crate::digest::hex(&bytes);
+        let id = crate::digest::nonce();
         Session {
             inner: Arc::new(Inner { id, sessions: Arc::clone(self), turn: Arc::new(tokio::sync::Mutex::new(())) }),
         }

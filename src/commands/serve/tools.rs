@@ -433,13 +433,11 @@ impl Asked {
                 clip(unknown)
             )));
         }
-        let seconds = |name: &str| -> Result<Option<Duration>, McpError> {
+        // Seconds; 0 only where `zero` allows it.
+        let seconds = |name: &str, zero: bool| -> Result<Option<Duration>, McpError> {
             match arguments.get(name) {
                 None | Some(Json::Null) => Ok(None),
-                // A yield time of 0 waits until the program ends.
-                Some(Json::Number(seconds)) if name == "yield_after" && seconds.as_f64() == Some(0.0) => {
-                    Ok(Some(Duration::ZERO))
-                }
+                Some(Json::Number(seconds)) if zero && seconds.as_f64() == Some(0.0) => Ok(Some(Duration::ZERO)),
                 Some(Json::Number(seconds)) => seconds
                     .as_f64()
                     .ok_or_else(|| "not a number".to_owned())
@@ -449,7 +447,8 @@ impl Asked {
                 Some(_) => Err(refuse(format!("`{name}` is a number of seconds"))),
             }
         };
-        let (timeout, yield_after) = (seconds("timeout")?, seconds("yield_after")?);
+        // A yield time of 0 waits until the program ends.
+        let (timeout, yield_after) = (seconds("timeout", false)?, seconds("yield_after", true)?);
         let stop = match arguments.get("stop") {
             None | Some(Json::Null) => false,
             Some(Json::Bool(stop)) => *stop,

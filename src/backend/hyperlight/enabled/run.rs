@@ -95,7 +95,7 @@ fn execute(
     installed: &Installed,
     guest_cache: &mut Option<GuestCache>,
 ) -> Result<Ended> {
-    let nonce = bridge::nonce();
+    let nonce = crate::digest::nonce();
     let code = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host), &nonce);
     let heap = u64::try_from(host.limits().max_memory).unwrap_or(u64::MAX);
     let wiring = Wiring {

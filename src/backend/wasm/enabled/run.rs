@@ -90,7 +90,7 @@ pub(crate) fn compile_stdlib(installed: &Installed) -> Result<()> {
     let Pending { engine, installed, component, .. } = Loading::spawn(Ok(installed.clone())).0?;
     let stdout = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
     let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
-    let nonce = bridge::nonce();
+    let nonce = crate::digest::nonce();
     let ended = std::thread::scope(|scope| {
         let _ticker = Ticker::start(scope, &engine);
         let guest = GuestRun {
@@ -162,7 +162,7 @@ fn execute(
     stderr: &Arc<Mutex<Capture>>,
 ) -> Result<Ended> {
     let Pending { engine, installed, component, .. } = loading.0?;
-    let nonce = bridge::nonce();
+    let nonce = crate::digest::nonce();
     let code = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host), &nonce);
     let deadline = host.deadline();
     let memory = host.limits().max_memory;
