@@ -33,7 +33,7 @@ echo "tests/vm/hyperlight: running $binary in the VM" >&2
 # CPU now and then makes no progress at all: each.sh starts such a test once more, and a VM that
 # prints nothing for CODEACT_VM_SILENCE seconds is started once more, going on from the first
 # test that had not passed. A test's own failure is never tried again.
-export CODEACT_VM_TIMEOUT=${CODEACT_VM_TIMEOUT:-3000}
+export CODEACT_VM_TIMEOUT=${CODEACT_VM_TIMEOUT:-1800}
 export CODEACT_VM_SILENCE=${CODEACT_VM_SILENCE:-300}
 passed=$PWD/target/vm/hyperlight-passed
 mkdir -p target/vm

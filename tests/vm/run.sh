@@ -64,7 +64,9 @@ for attempt in 1 2; do
     size=0 quiet_since=$SECONDS
     while kill -0 "$vm" 2>/dev/null; do
       sleep 5
-      now=$(stat -c %s "$job.log")
+      # The kernel's own messages (soft lockups, RCU stalls) say the VM is stuck, not that it
+      # makes progress: only the job's lines count.
+      now=$(grep -av '^\[ *[0-9]*\.[0-9]*\]' "$job.log" | wc -c)
       if [ "$now" != "$size" ]; then
         size=$now quiet_since=$SECONDS
       elif [ $((SECONDS - quiet_since)) -ge "$CODEACT_VM_SILENCE" ]; then
