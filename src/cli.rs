@@ -398,6 +398,7 @@ pub(crate) struct UninstallArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+#[expect(clippy::struct_excessive_bools, reason = "independent command-line switches")]
 pub(crate) struct RunArgs {
     /// The program to run, as a string.
     #[arg(long, value_name = "CODE", conflicts_with_all = ["file", "stdin"])]
@@ -440,6 +441,11 @@ pub(crate) struct RunArgs {
     /// `codeact mcp serve` reads back from each run.
     #[arg(long, hide = true, conflicts_with = "json")]
     pub(crate) mcp_result: bool,
+
+    /// Keep `--session` in memory and run program after program, as `codeact mcp serve`
+    /// hands them over on stdin, each reported as `--mcp-result` reports one.
+    #[arg(long, hide = true, requires = "session", conflicts_with_all = ["json", "mcp_result", "session_unsaved"])]
+    pub(crate) mcp_worker: bool,
 
     #[command(flatten)]
     pub(crate) limits: LimitArgs,

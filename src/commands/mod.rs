@@ -16,3 +16,4 @@ pub(crate) mod serve;
 pub(crate) mod session;
 mod setup;
 pub(crate) mod trust;
+mod worker;

@@ -12,6 +12,7 @@ use super::setup;
 use crate::backend::{self, Backend, Choice, Prepared, monty};
 use crate::catalog::Discovery;
 use crate::cli::RunArgs;
+use crate::config::Config;
 use crate::exit::{self, UsageError};
 use crate::guest::{self, GuestInstall};
 use crate::hint::Hint;
@@ -23,7 +24,7 @@ use crate::tools::workspace::Workspace;
 use crate::tools::{ToolContext, github};
 
 pub(crate) fn run(args: &RunArgs) -> Result<u8> {
-    if args.mcp_result {
+    if args.mcp_result || args.mcp_worker {
         // A run of `codeact mcp serve` ends with the server, even one killed outright: SIGTERM
         // ends the commands and servers it started too. Elsewhere (and here too) the run ends
         // when the server's end of its stdin closes (`serve::handoff`).
@@ -31,6 +32,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
     }
     let config = setup::run_config(args)?;
+    if args.mcp_worker {
+        return super::worker::serve(args, &config);
+    }
     let mut kept = match &args.session {
         Some(name) => Some(Kept::open(name, args.sessions_dir.as_deref(), config.backend, &config.workspace)?),
         None => None,
@@ -41,13 +45,42 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     // The loader looks at the cache first thing (for a changed file, that means hashing it):
     // none of it is the program's time.
     say_guest_cache(&prepared);
+    let report = match (args.json, args.mcp_result) {
+        (_, true) => Report::Mcp,
+        (true, false) => Report::Json,
+        (false, false) => Report::Text,
+    };
+    let max_output = config.limits.max_output;
+    let outcome = run_program(&config, Program { backend, prepared, text: &program, report }, kept.as_mut())?;
+    if let Some(kept) = &kept
+        && !args.session_unsaved
+    {
+        kept.save();
+    }
+    output::report(&outcome, report, max_output)?;
+    Ok(if outcome.success() { exit::SUCCESS } else { exit::PROGRAM_FAILED })
+}
+
+/// A program to run, and where.
+pub(super) struct Program<'a> {
+    pub(super) backend: Backend,
+    pub(super) prepared: Prepared,
+    pub(super) text: &'a str,
+    /// How the outcome is reported (by the watchdog, when it ends the run).
+    pub(super) report: Report,
+}
+
+/// Runs `program` with `config`'s workspace, tools and limits, in the session `kept` if any. A
+/// served run (`Report::Mcp`) streams what its program prints as it prints it.
+pub(super) fn run_program(config: &Config, program: Program<'_>, kept: Option<&mut Kept>) -> Result<Outcome> {
+    let Program { backend, prepared, text: program, report } = program;
     let started = Instant::now();
     let mut workspace = Workspace::open(&config.workspace)
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
     // What the tools run stays as the user trusted it, whoever's folder it is.
     workspace.protect_tool_dirs(config.tool_dirs.iter().map(|dir| dir.path.as_path()).filter(|dir| dir.is_dir()));
     let github = github::access(&config.workspace);
-    let built = setup::catalog(&config, github.as_ref(), Discovery::Lazy, false);
+    let built = setup::catalog(config, github.as_ref(), Discovery::Lazy, false);
     let deadline = started + config.limits.timeout;
     let ctx = ToolContext::new(workspace, deadline, config.limits.max_memory, config.network.clone(), github);
     let mut host = Host::new(Parts {
@@ -59,14 +92,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         started,
         python: backend.python_runner(),
     });
-    let report = match (args.json, args.mcp_result) {
-        (_, true) => Report::Mcp,
-        (true, false) => Report::Json,
-        (false, false) => Report::Text,
-    };
     let max_output = config.limits.max_output;
     // The server shows a run that yields what it printed so far.
-    let streamer = args.mcp_result.then(|| Streamer::start(host.live().stdout()));
+    let streamer = (report == Report::Mcp).then(|| Streamer::start(host.live().stdout()));
     let stream = streamer.as_ref().map(Streamer::capture);
     let watchdog = Watchdog::start(&host, backend.name(), move |outcome| {
         if let Some(stream) = &stream {
@@ -74,15 +102,15 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         }
         let _ = output::report(outcome, report, max_output);
     });
-    let outcome = if let Some(kept) = &mut kept {
-        run_kept(kept, &program, &mut host, config.backend, config.guest_install)
+    let outcome = if let Some(kept) = kept {
+        run_kept(kept, program, &mut host, config.backend, config.guest_install)
     } else {
-        let mut outcome = match monty_differs(config.backend, &program) {
-            Some((cpython, because)) => run_on(cpython, &program, &mut host, because),
-            None => prepared.run(&program, &mut host),
+        let mut outcome = match monty_differs(config.backend, program) {
+            Some((cpython, because)) => run_on(cpython, program, &mut host, because),
+            None => prepared.run(program, &mut host),
         };
         if config.backend == Choice::Auto && outcome.beyond_monty.is_some() {
-            outcome = run_on_cpython(outcome, &program, &mut host, config.guest_install);
+            outcome = run_on_cpython(outcome, program, &mut host, config.guest_install);
         }
         outcome
     };
@@ -90,18 +118,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
     if let Some(streamer) = streamer {
         streamer.finish();
     }
-    if let Some(kept) = &kept
-        && !args.session_unsaved
-    {
-        kept.save();
-    }
-    output::report(&outcome, report, max_output)?;
-    Ok(if outcome.success() { exit::SUCCESS } else { exit::PROGRAM_FAILED })
+    Ok(outcome)
 }
 
 /// A session of `--session NAME`: its interpreter state, loaded before the program runs and
 /// saved after it ends.
-struct Kept {
+pub(super) struct Kept {
     name: String,
     /// The folder it is kept in.
     folder: PathBuf,
@@ -115,7 +137,7 @@ struct Kept {
 impl Kept {
     /// The session `name`, as saved in `folder` (codeact's state folder when `None`; a new
     /// session when there is none), for a run on `choice` in `workspace`.
-    fn open(name: &str, folder: Option<&Path>, choice: Choice, workspace: &Path) -> Result<Self> {
+    pub(super) fn open(name: &str, folder: Option<&Path>, choice: Choice, workspace: &Path) -> Result<Self> {
         session::check_name(name)?;
         // The server's client cannot remove a session it never named: one that cannot be
         // loaded starts afresh, saying so.
@@ -164,7 +186,7 @@ impl Kept {
     }
 
     /// Saves the state for the next run, saying so when it cannot.
-    fn save(&self) {
+    pub(super) fn save(&self) {
         let saved = self.state.dump().map_err(anyhow::Error::msg).and_then(|state| {
             session::save(&self.folder, &self.name, &self.workspace, &state, self.served).map_err(anyhow::Error::from)
         });

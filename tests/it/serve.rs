@@ -1101,6 +1101,66 @@ fn a_run_that_crashes_or_runs_past_its_limits_ends_that_run_only() {
     assert_eq!(text(&results[2]), "safe\n", "{results:?}");
 }
 
+/// The pid of the process a program runs in: the parent of the shell its `bash` starts.
+const RUNS_IN: &str = "bash(command='echo $PPID')['stdout'].strip()";
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn a_session_is_kept_in_one_worker_that_a_crash_restarts_and_idle_time_or_a_leaving_client_ends() {
+    let env = workspace().env("CODEACT_TIMEOUT", "20");
+    let transport = Transport::Http(http_server(&env, &["--session-idle", "2"]));
+    let gone =
+        "print(bash(command='kill -0 $(cat worker.pid) 2>/dev/null && echo alive || echo gone')['stdout'].strip())";
+    let results = sessions(
+        &env,
+        &transport,
+        2,
+        &[
+            (0, &format!("x = 1\nfirst = {RUNS_IN}"), 0.0),
+            (0, &format!("print(x, {RUNS_IN} == first)"), 0.0),
+            // The worker is killed in the middle of a run, as a crash would end it.
+            (0, "x = 2\n_ = bash(command='kill -9 $PPID')", 0.0),
+            (0, &format!("print(x, {RUNS_IN} == first)\n_ = bash(command='echo $PPID > worker.pid')"), 0.0),
+            // Another client looks once the first session has been idle past its time.
+            (1, gone, 3.5),
+            (0, "print(x)", 0.0),
+            (0, "_ = bash(command='echo $PPID > worker.pid')", 0.0),
+        ],
+    );
+    assert_eq!(text(&results[1]), "1 True\n", "the second call ran in another process: {results:?}");
+    assert!(text(&results[2]).contains("without a report"), "{results:?}");
+    // What the killed run set was never saved; the next call ran in a new worker.
+    assert_eq!(text(&results[3]), "1 False\n", "{results:?}");
+    assert_eq!(text(&results[4]), "gone\n", "an idle session's worker was left running: {results:?}");
+    assert!(text(&results[5]).contains("NameError"), "{results:?}");
+    // The clients have gone; the server still runs, and their workers end with them.
+    let pid = std::fs::read_to_string(env.workspace().join("worker.pid")).expect("the pid file");
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while process_alive(&pid) {
+        assert!(std::time::Instant::now() < until, "the worker of a client that left still runs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(transport);
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn what_a_session_holds_counts_against_each_of_its_runs_memory_limit() {
+    let env = workspace().env("CODEACT_MAX_MEMORY", "64MiB");
+    let results = calls(
+        &env,
+        &Transport::Stdio,
+        &[
+            run("a = 'x' * (40 * 1024 * 1024)"),
+            run("b = 'y' * (40 * 1024 * 1024)"),
+            run("a = None\nb = 'y' * (40 * 1024 * 1024)\nprint(len(b))"),
+        ],
+    );
+    assert_eq!(results[0]["is_error"], false, "{results:?}");
+    assert!(text(&results[1]).contains("MemoryError"), "{results:?}");
+    assert_eq!(text(&results[2]), "41943040\n", "{results:?}");
+}
+
 #[test]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
 fn an_idle_session_is_ended_and_its_next_call_says_so() {

@@ -15,10 +15,11 @@ use std::time::Duration;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use super::sessions::Turn;
 use crate::platform::Stop;
 use crate::sandbox::Capture;
 use crate::spawn::{Group, Spawn as _};
@@ -28,10 +29,10 @@ const TERM_GRACE: Duration = Duration::from_secs(2);
 
 /// How long past its own timeout a run may take before the server kills it: the run's watchdog
 /// ends it a second after its deadline, and a guest backend may first compile.
-const OVERDUE: Duration = Duration::from_mins(2);
+pub(super) const OVERDUE: Duration = Duration::from_mins(2);
 
 /// The most of a run's stderr (codeact's own warnings) kept for the text a model reads.
-const STDERR_KEPT: usize = 8 * 1024;
+pub(super) const STDERR_KEPT: usize = 8 * 1024;
 
 /// How to start a run: this binary and the arguments every call shares.
 #[derive(Debug, Clone)]
@@ -74,35 +75,31 @@ pub(crate) struct Request {
     /// Checked already.
     pub(crate) timeout: Duration,
     pub(crate) read_only: bool,
-    /// The arguments that name the session the run loads and saves; none when empty.
-    pub(crate) session: Vec<OsString>,
 }
 
-/// Runs `request` until it ends, adding what its program prints, as it prints it, to
-/// `printed`; `cancel` stops it.
+/// Runs `request` until it ends, in the call's share of its session `turn` if it has one,
+/// adding what its program prints, as it prints it, to `printed`; `cancel` stops it.
 pub(crate) async fn run(
     launch: &Launch,
     request: &Request,
+    turn: Option<&mut Turn>,
     cancel: &CancellationToken,
     printed: Arc<Mutex<Capture>>,
 ) -> Result<RunEnded, Failed> {
-    let mut command = Command::new(&launch.program);
-    let Request { ref code, timeout, read_only, ref session } = *request;
-    command.arg("run").arg("--mcp-result").args(&launch.args).args(session);
+    let session = turn.as_deref().map(Turn::arguments).unwrap_or_default();
+    // The call that holds its session's turn runs in the session's worker.
+    if let Some(worker) = turn.and_then(Turn::worker) {
+        return super::worker::run(launch, request, &session, worker, cancel, printed).await;
+    }
+    let mut command = command(launch);
+    let Request { ref code, timeout, read_only, .. } = *request;
+    command.arg("--mcp-result").args(&session);
     command.arg("--timeout").arg(timeout.as_secs_f64().to_string());
     // The server's own `--read-only` is among the shared arguments already.
     if read_only && !launch.args.iter().any(|arg| arg == "--read-only") {
         command.arg("--read-only");
     }
-    command
-        .arg("-")
-        // The runs' programs have no business with the token that guards the server, nor
-        // with where it is kept.
-        .env_remove(crate::env::MCP_TOKEN)
-        .env_remove(crate::env::MCP_TOKEN_FILE)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    command.arg("-").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let (mut child, group) = command
         .spawn_in_group()
         .map_err(|err| Failed::NoReport(format!("could not start `{}`: {err}", launch.program.display())))?;
@@ -119,7 +116,13 @@ pub(crate) async fn run(
         stdin
     });
     let max_report = launch.max_report;
-    let report = tokio::spawn(async move { read_report(stdout, max_report, &printed).await });
+    let report = tokio::spawn(async move {
+        let mut stdout = tokio::io::BufReader::new(stdout);
+        let report = read_report(&mut stdout, max_report, &printed).await;
+        // What follows is drained, so that the run is never blocked on a full pipe.
+        let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
+        report
+    });
     let warnings = tokio::spawn(async move { read_tail(stderr, STDERR_KEPT).await });
 
     let status = tokio::select! {
@@ -149,13 +152,15 @@ pub(crate) async fn run(
             crate::limits::format_size(max_report)
         ))
     })?;
-    let Ok(Json::Object(mut object)) = serde_json::from_slice::<Json>(&report) else {
+    ended_run(&report, &warnings, || format!("the run ended ({status}) without a report"))
+}
+
+/// The run that reported `report` (a `codeact run --mcp-result` object), with codeact's
+/// `warnings` after its text; without a report, what the warnings say, else `no_report`.
+pub(super) fn ended_run(report: &[u8], warnings: &str, no_report: impl FnOnce() -> String) -> Result<RunEnded, Failed> {
+    let Ok(Json::Object(mut object)) = serde_json::from_slice::<Json>(report) else {
         let said = warnings.trim();
-        return Err(Failed::NoReport(if said.is_empty() {
-            format!("the run ended ({status}) without a report")
-        } else {
-            said.to_owned()
-        }));
+        return Err(Failed::NoReport(if said.is_empty() { no_report() } else { said.to_owned() }));
     };
     let result = object.remove("result").unwrap_or_default();
     let mut text = match object.remove("text") {
@@ -167,16 +172,29 @@ pub(crate) async fn run(
         _ => String::new(),
     };
     if !warnings.trim().is_empty() {
-        text.push_str(&warnings);
-        after.push_str(&warnings);
+        text.push_str(warnings);
+        after.push_str(warnings);
     }
     let success = result["success"].as_bool().unwrap_or(false);
     Ok(RunEnded { result, text, after, success })
 }
 
+/// `codeact run` with the arguments every run of the server shares.
+pub(super) fn command(launch: &Launch) -> Command {
+    let mut command = Command::new(&launch.program);
+    command
+        .arg("run")
+        .args(&launch.args)
+        // The runs' programs have no business with the token that guards the server, nor
+        // with where it is kept.
+        .env_remove(crate::env::MCP_TOKEN)
+        .env_remove(crate::env::MCP_TOKEN_FILE);
+    command
+}
+
 /// Ends a run: SIGTERM (which ends the commands and servers it started), a grace, then SIGKILL
 /// to its process group.
-async fn stop(child: &mut tokio::process::Child, mut group: Group) {
+pub(super) async fn stop(child: &mut tokio::process::Child, mut group: Group) {
     group.stop(Stop::Ask);
     if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_err() {
         group.kill();
@@ -187,33 +205,30 @@ async fn stop(child: &mut tokio::process::Child, mut group: Group) {
 }
 
 /// The report `reader` gives: its lines are what the program printed as it ran
-/// (`{"printed": TEXT}`, added to `printed`) and then the report, which is returned; `Err` when
-/// a line passes `limit` bytes (the rest is drained, so the run is not blocked on a full pipe).
-async fn read_report(reader: impl AsyncRead + Unpin, limit: usize, printed: &Mutex<Capture>) -> Result<Vec<u8>, ()> {
-    let mut lines = tokio::io::BufReader::new(reader);
+/// (`{"printed": TEXT}`, added to `printed`) and then the report, whose line is returned, empty
+/// when `reader` ends first; `Err` when a line passes `limit` bytes, the rest of which is left
+/// unread.
+pub(super) async fn read_report(
+    reader: &mut (impl AsyncBufRead + Unpin),
+    limit: usize,
+    printed: &Mutex<Capture>,
+) -> Result<Vec<u8>, ()> {
     let mut line = Vec::new();
-    let mut report = Vec::new();
-    let mut over = false;
     loop {
         line.clear();
-        match (&mut lines).take(limit as u64 + 1).read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) if over => {}
-            Ok(read) if read > limit => {
-                over = true;
-                // The rest of the line, and what follows, is drained.
-            }
+        match reader.take(limit as u64 + 1).read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return Ok(Vec::new()),
+            Ok(read) if read > limit => return Err(()),
             Ok(_) => match serde_json::from_slice::<Json>(&line) {
                 Ok(Json::Object(object)) if object.len() == 1 && object.contains_key("printed") => {
                     if let Some(Json::String(text)) = object.get("printed") {
                         crate::sandbox::live::lock(printed).push(text);
                     }
                 }
-                _ => std::mem::swap(&mut report, &mut line),
+                _ => return Ok(line),
             },
         }
     }
-    if over { Err(()) } else { Ok(report) }
 }
 
 /// The last `keep` bytes `reader` gives, as text.
@@ -242,9 +257,10 @@ mod tests {
     #[tokio::test]
     async fn a_report_over_the_limit_is_refused_and_drained() {
         let printed = Mutex::new(Capture::new(100));
-        assert_eq!(read_report(&b"0123456789"[..], 10, &printed).await, Ok(b"0123456789".to_vec()));
-        assert_eq!(read_report(&b"0123456789a"[..], 10, &printed).await, Err(()));
-        assert_eq!(read_report(&b"0123456789a\n{}\n"[..], 10, &printed).await, Err(()));
+        assert_eq!(read_report(&mut &b"0123456789"[..], 10, &printed).await, Ok(b"0123456789".to_vec()));
+        assert_eq!(read_report(&mut &b"0123456789a"[..], 10, &printed).await, Err(()));
+        assert_eq!(read_report(&mut &b"0123456789a\n{}\n"[..], 10, &printed).await, Err(()));
+        assert_eq!(read_report(&mut &b""[..], 10, &printed).await, Ok(Vec::new()));
     }
 
     #[tokio::test]
@@ -252,8 +268,10 @@ mod tests {
         let printed = Mutex::new(Capture::new(100));
         printed.lock().unwrap().stream();
         let lines = b"{\"printed\":\"one\\n\"}\n{\"printed\":\"two\\n\"}\n{\"result\":1,\"text\":\"\"}\n";
-        let report = read_report(&lines[..], 1000, &printed).await.unwrap();
+        let mut reader = &lines[..];
+        let report = read_report(&mut reader, 1000, &printed).await.unwrap();
         assert_eq!(report, b"{\"result\":1,\"text\":\"\"}\n");
+        assert_eq!(reader, b"");
         assert_eq!(printed.lock().unwrap().take_streamed().as_deref(), Some("one\ntwo\n"));
     }
 

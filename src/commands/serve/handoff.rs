@@ -7,6 +7,9 @@
 //! a dead process's pipes), the run ends itself as it would on SIGTERM, with the commands and
 //! servers it started. This needs nothing of the system but a pipe, so it holds on every one;
 //! on Linux the parent-death signal ends the run too.
+//!
+//! A session's worker (`codeact run --mcp-worker`) is handed program after program on the same
+//! pipe: each framed as above, after a line of [`Settings`].
 
 use std::io::{self, BufRead, Read};
 
@@ -18,6 +21,40 @@ pub(super) fn frame(code: &str) -> Vec<u8> {
     let mut framed = format!("{}\n", code.len()).into_bytes();
     framed.extend_from_slice(code.as_bytes());
     framed
+}
+
+/// What a session's worker is told of each program besides its text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Settings {
+    /// The run's `--timeout`, in seconds.
+    pub(crate) timeout: f64,
+    /// The run's `--read-only`, besides the server's own.
+    pub(crate) read_only: bool,
+    /// The line the worker writes on stderr once it has reported the run: what it wrote on
+    /// stderr before is that run's. Random, so that no text codeact writes can imitate it.
+    pub(crate) end: String,
+}
+
+/// The longest [`Settings`] line.
+const MAX_SETTINGS: u64 = 1024;
+
+/// What the server writes to a session's worker for `code`.
+pub(super) fn frame_for_worker(settings: &Settings, code: &str) -> Vec<u8> {
+    let mut framed = serde_json::to_vec(settings).unwrap_or_default();
+    framed.push(b'\n');
+    framed.extend_from_slice(&frame(code));
+    framed
+}
+
+/// Reads what [`frame_for_worker`] wrote from `input`; `None` once it has closed.
+pub(crate) fn read_for_worker(input: &mut impl BufRead) -> io::Result<Option<(Settings, Vec<u8>)>> {
+    let mut line = Vec::new();
+    if input.by_ref().take(MAX_SETTINGS).read_until(b'\n', &mut line)? == 0 {
+        return Ok(None);
+    }
+    let settings = serde_json::from_slice(&line).map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))?;
+    Ok(Some((settings, read_program(input)?)))
 }
 
 /// Reads one framed program from `input`.
@@ -72,6 +109,22 @@ mod tests {
             let mut rest = String::new();
             reader.read_to_string(&mut rest).unwrap();
             assert_eq!(rest, "after");
+        }
+    }
+
+    #[test]
+    fn programs_for_a_worker_read_back_one_after_another() {
+        let settings = |end: &str| Settings { timeout: 1.5, read_only: true, end: end.into() };
+        let mut input = frame_for_worker(&settings("a"), "print(1)\n");
+        input.extend(frame_for_worker(&settings("b\n{}"), ""));
+        let mut reader = io::Cursor::new(input);
+        assert_eq!(read_for_worker(&mut reader).unwrap(), Some((settings("a"), b"print(1)\n".to_vec())));
+        assert_eq!(read_for_worker(&mut reader).unwrap(), Some((settings("b\n{}"), Vec::new())));
+        assert_eq!(read_for_worker(&mut reader).unwrap(), None);
+        for bad in
+            [&b"{}\n0\n"[..], b"{\"timeout\":1,\"read_only\":false,\"end\":\"x\",\"more\":1}\n0\n", b"print(1)\n"]
+        {
+            assert!(read_for_worker(&mut io::Cursor::new(bad)).is_err(), "{}", String::from_utf8_lossy(bad));
         }
     }
 

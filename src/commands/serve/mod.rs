@@ -26,5 +26,6 @@ mod server;
 mod sessions;
 mod tools;
 mod waiting;
+mod worker;
 
 pub(crate) use self::server::run;

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::child::{self, Failed, Launch, Request, RunEnded};
+use super::sessions::Turn;
 use crate::sandbox::Capture;
 use crate::sandbox::live::lock;
 
@@ -56,9 +57,15 @@ pub(super) struct Running {
 }
 
 impl Running {
-    /// Starts `request` in the background; `held` (the call's slot, its session's turn) is
-    /// kept until it ends.
-    pub(super) fn start(launch: Launch, request: Request, budget: usize, held: impl Send + 'static) -> Arc<Self> {
+    /// Starts `request` in the background, in the call's share of its session `turn` if it has
+    /// one; `turn` and `held` (the call's slot) are kept until it ends.
+    pub(super) fn start(
+        launch: Launch,
+        request: Request,
+        mut turn: Option<Turn>,
+        budget: usize,
+        held: impl Send + 'static,
+    ) -> Arc<Self> {
         let unread = Arc::new(Mutex::new(Capture::new(budget)));
         lock(&unread).stream();
         let (ended_tx, ended) = watch::channel(None);
@@ -76,8 +83,8 @@ impl Running {
         });
         let stop = running.stop.clone();
         tokio::spawn(async move {
-            let result = child::run(&launch, &request, &stop, unread).await;
-            drop(held);
+            let result = child::run(&launch, &request, turn.as_mut(), &stop, unread).await;
+            drop((turn, held));
             let _ = ended_tx.send(Some(Arc::new(result)));
         });
         running

@@ -1,14 +1,16 @@
 //! What a client's programs define, kept from one `run` call to the next: each MCP session
-//! (each stdio connection, each HTTP session) has a session of its own, which its runs load and
-//! save (`codeact run --session ID --sessions-dir DIR`), one run at a time.
+//! (each stdio connection, each HTTP session) has a session of its own, held in memory by a
+//! worker process of its own ([`super::worker`]) that runs its calls one at a time.
 //!
-//! The states are kept in a private folder the server makes when it starts and removes when it
-//! ends, sealed like the command line's sessions (`crate::session`); a client never names
-//! them, so one client's state is never another's. A session that gets no call for
-//! [`--session-idle`](crate::cli::ServeArgs::session_idle) is ended and its state removed; so
-//! is the state of a client that leaves. Each run is still a process of its own, so a crash, a
-//! timeout or a memory limit ends that run only: the session keeps what the last run that ended
-//! saved.
+//! The worker also saves the state after each run, in a private folder the server makes when
+//! it starts and removes when it ends, sealed like the command line's sessions
+//! (`crate::session`); a client never names them, so one client's state is never another's. A
+//! call made while another call of its session runs has the state as saved, in a process of its
+//! own, and keeps nothing. A session that gets no call for
+//! [`--session-idle`](crate::cli::ServeArgs::session_idle) is ended, its worker and its state
+//! removed; so is the session of a client that leaves. A crash, a timeout or a memory limit
+//! ends the session's worker only: its next call starts another, from what the last run that
+//! ended saved.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,6 +19,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use tempfile::TempDir;
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+
+use super::worker::Worker;
+
+/// A session's worker, if it has one; held by the call whose run has the session's turn.
+type Slot = Arc<AsyncMutex<Option<Worker>>>;
+
+/// Where each session that has had a call stands, and its worker, by id.
+type Marks = HashMap<String, (Mark, std::sync::Weak<AsyncMutex<Option<Worker>>>)>;
 
 /// How long a server's folder may go unchanged before a server that starts removes it: its
 /// server ended without removing it (it was killed), or has kept its sessions that long.
@@ -40,8 +51,8 @@ pub(super) struct Sessions {
     folder: TempDir,
     /// How long a session is kept without a call.
     idle: Duration,
-    /// Where each session that has had a call stands, by id.
-    marks: Mutex<HashMap<String, Mark>>,
+    /// Where each session that has had a call stands, by id, and its worker.
+    marks: Mutex<Marks>,
 }
 
 /// Where a session stands.
@@ -83,26 +94,30 @@ impl Sessions {
     /// A new session, for a client that has just connected.
     pub(super) fn open(self: &Arc<Self>) -> Session {
         let id = crate::digest::nonce();
-        Session {
-            inner: Arc::new(Inner { id, sessions: Arc::clone(self), turn: Arc::new(tokio::sync::Mutex::new(())) }),
-        }
+        Session { inner: Arc::new(Inner { id, sessions: Arc::clone(self), turn: Arc::new(AsyncMutex::new(None)) }) }
     }
 
-    /// Ends the sessions that have had no call for longer than the idle time, removing their
-    /// state; the next call of each starts afresh, and says so.
+    /// Ends the sessions that have had no call for longer than the idle time, stopping their
+    /// workers and removing their state; the next call of each starts afresh, and says so.
     pub(super) fn end_idle(&self) {
         let now = Instant::now();
-        for (id, mark) in self.marks().iter_mut() {
+        for (id, (mark, slot)) in self.marks().iter_mut() {
             if let Mark::Idle(last) = *mark
                 && now.duration_since(last) > self.idle
             {
+                // An idle session's turn is free: its worker is dropped, which kills it.
+                if let Some(slot) = slot.upgrade()
+                    && let Ok(mut worker) = slot.try_lock()
+                {
+                    *worker = None;
+                }
                 let _ = std::fs::remove_file(crate::session::file(self.folder(), id));
                 *mark = Mark::Ended;
             }
         }
     }
 
-    fn marks(&self) -> std::sync::MutexGuard<'_, HashMap<String, Mark>> {
+    fn marks(&self) -> std::sync::MutexGuard<'_, Marks> {
         self.marks.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -124,17 +139,17 @@ pub(crate) struct Session {
 struct Inner {
     id: String,
     sessions: Arc<Sessions>,
-    /// Held by the call whose run saves the state.
-    turn: Arc<tokio::sync::Mutex<()>>,
+    /// Held by the call whose run has the session's worker.
+    turn: Slot,
 }
 
-/// A call's share of its session: the run loads the state, and saves it when the call holds
-/// the session's turn; a call made while another runs has the state as the last run left it,
-/// and keeps nothing, so that calls of one session still run at once.
+/// A call's share of its session: the call that holds the session's turn runs in its worker; a
+/// call made while another runs has the state as the last run saved it, and keeps nothing, so
+/// that calls of one session still run at once.
 pub(super) struct Turn {
     session: Session,
-    /// Held while the run may save the state.
-    held: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// The session's worker, held while the run has it.
+    held: Option<OwnedMutexGuard<Option<Worker>>>,
     /// Said to the model with the result.
     pub(super) note: Option<String>,
 }
@@ -142,13 +157,17 @@ pub(super) struct Turn {
 impl Session {
     /// This call's share of the session.
     pub(super) fn turn(&self) -> Turn {
-        let Ok(held) = Arc::clone(&self.inner.turn).try_lock_owned() else {
+        let Ok(mut held) = Arc::clone(&self.inner.turn).try_lock_owned() else {
             let note = "codeact: another call of this session was running, so this one had the state as the last \
                         call left it, and what it defined is not kept";
             return Turn { session: self.clone(), held: None, note: Some(note.to_owned()) };
         };
         let sessions = &self.inner.sessions;
-        let ended = matches!(sessions.marks().insert(self.inner.id.clone(), Mark::Running), Some(Mark::Ended));
+        let running = (Mark::Running, Arc::downgrade(&self.inner.turn));
+        let ended = matches!(sessions.marks().insert(self.inner.id.clone(), running), Some((Mark::Ended, _)));
+        if ended {
+            *held = None;
+        }
         let note = ended.then(|| {
             format!(
                 "codeact: this session had no call for over {}, so what its earlier programs defined was cleared",
@@ -175,13 +194,19 @@ impl Turn {
         }
         arguments
     }
+
+    /// The session's worker, for the call that holds the session's turn.
+    pub(super) fn worker(&mut self) -> Option<&mut Option<Worker>> {
+        self.held.as_deref_mut()
+    }
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
         if self.held.is_some() {
             let inner = &self.session.inner;
-            inner.sessions.marks().insert(inner.id.clone(), Mark::Idle(Instant::now()));
+            let idle = (Mark::Idle(Instant::now()), Arc::downgrade(&inner.turn));
+            inner.sessions.marks().insert(inner.id.clone(), idle);
         }
     }
 }

@@ -172,10 +172,9 @@ impl CodeactServer {
             }
         };
         let turn = self.session.as_ref().map(super::sessions::Session::turn);
-        let session = turn.as_ref().map(super::sessions::Turn::arguments).unwrap_or_default();
         let note = turn.as_ref().and_then(|turn| turn.note.clone());
-        let request = child::Request { code, timeout, read_only, session };
-        let running = Running::start(self.shared.launch.clone(), request, self.shared.max_output, (slot, turn));
+        let request = child::Request { code, timeout, read_only };
+        let running = Running::start(self.shared.launch.clone(), request, turn, self.shared.max_output, slot);
         self.runs.add(&running);
         Ok((running, note))
     }

@@ -1,0 +1,210 @@
+//! A session's worker, as the server drives it: a `codeact run --mcp-worker` process that keeps
+//! the session's interpreter in memory from one call to the next (`crate::commands::worker`).
+//!
+//! The worker is started at its session's first call and handed each program the call holding
+//! the session's turn runs ([`super::handoff::frame_for_worker`]). It reports each run as a
+//! `--mcp-result` run does, on stdout, then writes the run's end line on stderr: what came on
+//! stderr before it is codeact's warnings for that run. A worker that ended (its run crashed,
+//! passed its deadline or its memory limit, or was stopped) is started again at the next call,
+//! and loads what the last run that ended saved. A worker that does not say a run ended, or
+//! that sends more than a report may take, is stopped.
+
+use std::ffi::OsString;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::child::{self, Failed, Launch, OVERDUE, Request, RunEnded, STDERR_KEPT};
+use super::handoff::{self, Settings};
+use crate::sandbox::Capture;
+use crate::spawn::{Group, Spawn as _};
+
+/// How long a worker may take to say that a run it reported has ended: it says so at once,
+/// unless the report was its watchdog's, after which it ends.
+const END_LINE_WAIT: Duration = Duration::from_secs(10);
+
+/// A session's worker process.
+#[derive(Debug)]
+pub(crate) struct Worker {
+    child: Child,
+    /// Its process group: dropped, it is killed.
+    group: Group,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    stderr: Arc<Stderr>,
+}
+
+/// What a worker wrote on stderr that no run has taken.
+#[derive(Debug, Default)]
+struct Stderr {
+    text: Mutex<(Vec<u8>, bool)>,
+    changed: Notify,
+}
+
+impl Worker {
+    /// Starts a worker for the session `session` names (`--session ID --sessions-dir DIR`).
+    fn start(launch: &Launch, session: &[OsString]) -> Result<Self, Failed> {
+        let mut command = child::command(launch);
+        command.arg("--mcp-worker").args(session).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        command.kill_on_drop(true);
+        let (mut process, group) = command
+            .spawn_in_group()
+            .map_err(|err| Failed::NoReport(format!("could not start `{}`: {err}", launch.program.display())))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (process.stdin.take(), process.stdout.take(), process.stderr.take())
+        else {
+            return Err(Failed::NoReport("the session's pipes could not be opened".into()));
+        };
+        let kept = Arc::new(Stderr::default());
+        tokio::spawn(read_stderr(stderr, Arc::clone(&kept)));
+        Ok(Self { child: process, group, stdin, stdout: BufReader::new(stdout), stderr: kept })
+    }
+
+    /// Whether the process has ended.
+    fn ended(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits for the end line `end` on stderr; what came before it, and whether it came (it
+    /// does not when the worker ends).
+    async fn until_end_line(&self, end: &str) -> (String, bool) {
+        let line = format!("\n{end}\n");
+        let wait = tokio::time::sleep(END_LINE_WAIT);
+        tokio::pin!(wait);
+        loop {
+            let notified = self.stderr.changed.notified();
+            {
+                let mut kept = self.stderr.text.lock().unwrap_or_else(PoisonError::into_inner);
+                let (text, closed) = &mut *kept;
+                if let Some(at) = text.windows(line.len()).position(|window| window == line.as_bytes()) {
+                    let said = String::from_utf8_lossy(&text[..at]).into_owned();
+                    text.drain(..at + line.len());
+                    return (said, true);
+                }
+                if *closed {
+                    return (String::from_utf8_lossy(&std::mem::take(text)).into_owned(), false);
+                }
+            }
+            tokio::select! {
+                () = notified => {}
+                () = &mut wait => {
+                    let text = std::mem::take(&mut self.stderr.text.lock().unwrap_or_else(PoisonError::into_inner).0);
+                    return (String::from_utf8_lossy(&text).into_owned(), false);
+                }
+            }
+        }
+    }
+}
+
+/// Keeps what `stderr` gives, its last [`STDERR_KEPT`] bytes and more, until it closes.
+async fn read_stderr(mut stderr: tokio::process::ChildStderr, kept: Arc<Stderr>) {
+    let mut buffer = vec![0_u8; 8 * 1024];
+    loop {
+        let read = stderr.read(&mut buffer).await.unwrap_or(0);
+        {
+            let mut text = kept.text.lock().unwrap_or_else(PoisonError::into_inner);
+            if read == 0 {
+                text.1 = true;
+            } else {
+                text.0.extend_from_slice(&buffer[..read]);
+                // Room for the end line after a run's last warnings.
+                let most = 4 * STDERR_KEPT;
+                if text.0.len() > most {
+                    let cut = text.0.len() - most;
+                    text.0.drain(..cut);
+                }
+            }
+        }
+        kept.changed.notify_one();
+        if read == 0 {
+            return;
+        }
+    }
+}
+
+/// Runs `request` in the session's worker in `slot`, started first when there is none or it has
+/// ended; `session` names the session for a worker that starts. What the program prints is
+/// added to `printed` as it prints it; `cancel` stops it, and the worker with it.
+pub(super) async fn run(
+    launch: &Launch,
+    request: &Request,
+    session: &[OsString],
+    slot: &mut Option<Worker>,
+    cancel: &CancellationToken,
+    printed: Arc<Mutex<Capture>>,
+) -> Result<RunEnded, Failed> {
+    if slot.as_mut().is_some_and(Worker::ended) {
+        *slot = None;
+    }
+    let worker = match slot {
+        Some(worker) => worker,
+        None => slot.insert(Worker::start(launch, session)?),
+    };
+    let end = crate::digest::nonce();
+    let settings = Settings { timeout: request.timeout.as_secs_f64(), read_only: request.read_only, end: end.clone() };
+    let framed = handoff::frame_for_worker(&settings, &request.code);
+    let exchange = async {
+        worker.stdin.write_all(&framed).await.map_err(|_| Ok(()))?;
+        child::read_report(&mut worker.stdout, launch.max_report, &printed).await.map_err(Err)
+    };
+    let report = tokio::select! {
+        report = exchange => report,
+        () = cancel.cancelled() => {
+            stop(slot).await;
+            return Err(Failed::Cancelled);
+        }
+        () = tokio::time::sleep(request.timeout + OVERDUE) => {
+            stop(slot).await;
+            return Err(Failed::NoReport(format!(
+                "the run did not end {} s past its deadline and was killed",
+                OVERDUE.as_secs()
+            )));
+        }
+    };
+    let Some(worker) = slot.as_mut() else { return Err(Failed::Cancelled) };
+    let report = match report {
+        Ok(report) if !report.is_empty() => report,
+        Ok(_) | Err(Ok(())) => {
+            // The worker ended without a report: it crashed, or could not start.
+            let (said, _) = worker.until_end_line(&end).await;
+            let status = worker.child.wait().await.map_or_else(|err| err.to_string(), |status| status.to_string());
+            *slot = None;
+            let said = said.trim();
+            return Err(Failed::NoReport(if said.is_empty() {
+                format!("the session ended ({status}) without a report; its next call starts it again")
+            } else {
+                said.to_owned()
+            }));
+        }
+        Err(Err(())) => {
+            stop(slot).await;
+            return Err(Failed::NoReport(format!(
+                "the run's report was over {} and was not read",
+                crate::limits::format_size(launch.max_report)
+            )));
+        }
+    };
+    let (warnings, goes_on) = worker.until_end_line(&end).await;
+    if !goes_on {
+        // Its watchdog reported the run and ends it.
+        stop(slot).await;
+    }
+    let ended = child::ended_run(&report, &warnings, || "the session sent what is not a report".to_owned());
+    if ended.is_err() {
+        stop(slot).await;
+    }
+    ended
+}
+
+/// Stops the worker in `slot`, if any: SIGTERM, a grace, then SIGKILL to its process group.
+async fn stop(slot: &mut Option<Worker>) {
+    if let Some(Worker { mut child, group, stdin, .. }) = slot.take() {
+        drop(stdin);
+        child::stop(&mut child, group).await;
+    }
+}

@@ -1,0 +1,84 @@
+//! `codeact run --mcp-worker`: one session of `codeact mcp serve`, kept in memory. The server
+//! starts it at the session's first call and hands it each program its client runs in the
+//! session, one at a time ([`serve::handoff`](super::serve::handoff)); it runs each as
+//! `codeact run --mcp-result --session` would, reports it the same way, and keeps the
+//! interpreter for the next. The state is still saved after each run, once the run is reported:
+//! a worker that ends (its run crashed, passed its deadline or its memory, or was stopped) is
+//! started again from what the last run that ended saved.
+//!
+//! A worker is a process of its own, so what ends it ends its session only. Its memory, the
+//! session's state included, counts against each of its programs' `--max-memory`.
+
+use std::io::Write as _;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+
+use super::run::{Kept, Program, run_program};
+use super::serve::handoff::{self, Settings};
+use super::setup;
+use crate::backend::Backend;
+use crate::cli::RunArgs;
+use crate::config::Config;
+use crate::exit;
+use crate::output::{self, Report};
+
+/// Runs the programs the server hands over until it closes the pipe. The configuration is read
+/// again for each, as each `codeact run` reads it: a `codeact trust` or an edited config takes
+/// effect at the next call.
+pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
+    let name = args.session.as_deref().context("a worker needs --session")?;
+    let mut kept = Kept::open(name, args.sessions_dir.as_deref(), config.backend, &config.workspace)?;
+    for (settings, program) in requests() {
+        let program = String::from_utf8(program).context("the program the server handed over is not UTF-8 text")?;
+        let mut config = setup::run_config(args)?;
+        config.limits.timeout = Duration::try_from_secs_f64(settings.timeout)
+            .with_context(|| format!("the server handed over a timeout of {} s", settings.timeout))?;
+        config.limits.read_only |= settings.read_only;
+        let run = Program {
+            backend: Backend::Monty,
+            prepared: Backend::Monty.prepare(),
+            text: &program,
+            report: Report::Mcp,
+        };
+        let outcome = run_program(&config, run, Some(&mut kept))?;
+        output::report(&outcome, Report::Mcp, config.limits.max_output)?;
+        say_ended(&settings);
+        kept.save();
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// Tells the server, on stderr, that what was written there before is the run's.
+fn say_ended(settings: &Settings) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "\n{}", settings.end);
+    let _ = stderr.flush();
+}
+
+/// The programs the server hands over, read on a thread of their own: once the server closes
+/// the pipe (it ended, however it ended), the worker ends as SIGTERM would end it, in the
+/// middle of a run too.
+fn requests() -> mpsc::Receiver<(Settings, Vec<u8>)> {
+    let (send, requests) = mpsc::sync_channel(0);
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            match handoff::read_for_worker(&mut stdin) {
+                Ok(Some(request)) => {
+                    if send.send(request).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    output::warning(&format!("the server handed over what is not a program: {err}"));
+                    break;
+                }
+            }
+        }
+        crate::reap::end_as_if_stopped();
+    });
+    requests
+}
