@@ -733,22 +733,33 @@ def case_serve(setup: Setup, report: Report) -> None:
                        [*run_args, "--session", "bench"], b"print(len(index))\n", setup.env, project)
         served = Variant("`run` call, warm server, no session (`--session-idle 0`)", [])
         kept_served = Variant("`run` call, warm server, in a session holding the index", [])
-        calls = ((stateless, served, "print(1)", "1\n"), (in_session, kept_served, "print(len(index))", "1000\n"))
+        warm = Variant("`run` call, warm server, in that session, `print(1)`", [])
+        # Each session's worker saves its state after answering: calls of one session are kept
+        # apart by the others, as a model's own turn keeps them apart.
+        steps = (
+            (None, process, None, b"1\n"),
+            (in_session, kept_served, "print(len(index))", "1000\n"),
+            (None, kept, None, b"1000\n"),
+            (stateless, served, "print(1)", "1\n"),
+        )
+        steps_warm = ((in_session, warm, "print(1)", "1\n"),)
         for _ in range(setup.warmup):
-            process.run_once()
-            kept.run_once()
-            for client, _, code, _ in calls:
-                client.run(code)
+            for client, variant, code, _ in (*steps, *steps_warm):
+                if client is None:
+                    variant.run_once()
+                else:
+                    client.run(code)
         log(f"serve: {setup.runs} runs each, interleaved")
         for _ in range(setup.runs):
-            for variant, expected in ((process, b"1\n"), (kept, b"1000\n")):
-                run = variant.run_once()
-                if run.stdout != expected:
-                    fail(f"{variant.label} printed {run.stdout!r}")
-                variant.samples_ns.append(run.elapsed_ns)
-            for client, variant, code, expected_text in calls:
+            for client, variant, code, expected in (*steps, *steps_warm):
+                if client is None:
+                    run = variant.run_once()
+                    if run.stdout != expected:
+                        fail(f"{variant.label} printed {run.stdout!r}")
+                    variant.samples_ns.append(run.elapsed_ns)
+                    continue
                 elapsed, text = client.run(code)
-                if text != expected_text:
+                if text != expected:
                     fail(f"the run tool returned {text!r} for {variant.label}")
                 variant.samples_ns.append(elapsed)
     finally:
@@ -756,14 +767,15 @@ def case_serve(setup: Setup, report: Report) -> None:
             server.terminate()
             server.wait()
         subprocess.run([setup.codeact, "session", "rm", "bench"], env=setup.env, cwd=project, capture_output=True)
-    variants = [process, kept, served, kept_served]
+    variants = [process, kept, served, kept_served, warm]
     report.section(
         "MCP server",
-        "`print(1)` as a `run` call to a warm `codeact mcp serve --http` (one kept-alive connection, one "
-        "session; each call is still a `codeact run` of its own, started by the server), beside a "
-        "`codeact run` process started by the caller; and a call that reads a session's state (an "
-        "index of 1 000 entries, loaded before the run and saved after it), over MCP and as "
-        f"`codeact run --session`. {setup.runs} runs each, interleaved.",
+        "`print(1)` as a `run` call to a warm `codeact mcp serve --http` (one kept-alive connection), "
+        "with sessions off (each call a `codeact run` of its own, started by the server) and in a "
+        "session (its worker keeps the interpreter between calls, and saves it after each answer), "
+        "beside a `codeact run` process started by the caller; and a call that reads a session's "
+        "state (an index of 1 000 entries), over MCP and as `codeact run --session` (loaded before "
+        f"the run and saved after it). {setup.runs} runs each, interleaved.",
         ["benchmark", "variant", "min ms", "median ms", "max ms", "vs process"],
         timing_rows(variants, process, "`print(1)`"),
     )

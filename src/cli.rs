@@ -179,10 +179,10 @@ pub(crate) enum HookEvent {
 pub(crate) enum McpCommand {
     /// Serve the `run` and `describe` tools over stdio (the default) or streamable HTTP.
     ///
-    /// Each `run` call is one `codeact run` of its own, with this workspace, backend, trust,
-    /// confinement and limits; calls run in parallel up to --max-concurrent, a cancelled call
-    /// stops its program, and a long one reports progress. The server's instructions are the
-    /// tool reference.
+    /// Each `run` call runs as `codeact run` would, with this workspace, backend, trust,
+    /// confinement and limits, in a process of its own or in its client's session's worker;
+    /// calls run in parallel up to --max-concurrent, a cancelled call stops its program, and a
+    /// long one reports progress. The server's instructions are the tool reference.
     Serve(ServeArgs),
 }
 
@@ -243,6 +243,8 @@ pub(crate) struct ServeArgs {
 
     /// How long a client's session keeps what its programs defined (variables, functions,
     /// imports) while no call comes, in seconds; 0 keeps nothing between calls. Monty only.
+    /// Each session is kept in memory by a worker process; at most four per --max-concurrent
+    /// slot are kept, the least recently used idle one ending first.
     #[arg(long, value_name = "SECS", default_value = "1800", value_parser = parse_idle)]
     pub(crate) session_idle: Duration,
 

@@ -2,9 +2,9 @@
 //! starts it at the session's first call and hands it each program its client runs in the
 //! session, one at a time ([`serve::handoff`](super::serve::handoff)); it runs each as
 //! `codeact run --mcp-result --session` would, reports it the same way, and keeps the
-//! interpreter for the next. The state is still saved after each run, once the run is reported:
-//! a worker that ends (its run crashed, passed its deadline or its memory, or was stopped) is
-//! started again from what the last run that ended saved.
+//! interpreter for the next. The state is also saved after each run, before the run is said to
+//! have ended: a worker that ends (its run crashed, passed its deadline or its memory, or was
+//! stopped) is started again from what the last run that ended saved.
 //!
 //! A worker is a process of its own, so what ends it ends its session only. Its memory, the
 //! session's state included, counts against each of its programs' `--max-memory`.
@@ -44,8 +44,10 @@ pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
         };
         let outcome = run_program(&config, run, Some(&mut kept))?;
         output::report(&outcome, Report::Mcp, config.limits.max_output)?;
-        say_ended(&settings);
+        // Saved before the run is said to have ended: the server may end the worker once it
+        // has (a later call stopped), and what a run reported as done is then not undone.
         kept.save();
+        say_ended(&settings);
     }
     Ok(exit::SUCCESS)
 }

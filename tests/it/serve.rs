@@ -1145,6 +1145,45 @@ fn a_session_is_kept_in_one_worker_that_a_crash_restarts_and_idle_time_or_a_leav
 
 #[test]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn past_four_workers_a_slot_the_least_recent_idle_one_ends_and_its_session_goes_on_from_its_save() {
+    let env = workspace();
+    let transport = Transport::Http(http_server(&env, &["--max-concurrent", "1"]));
+    let start = |client: usize| format!("x = {client}\nfirst = {RUNS_IN}");
+    let again = format!("print(x, {RUNS_IN} == first)");
+    let starts: Vec<String> = (0..5).map(start).collect();
+    let mut steps: Vec<(usize, &str, f64)> =
+        starts.iter().enumerate().map(|(client, code)| (client, code.as_str(), 0.0)).collect();
+    steps.extend([(4, again.as_str(), 0.0), (1, again.as_str(), 0.0), (0, again.as_str(), 0.0)]);
+    let results = sessions(&env, &transport, 5, &steps);
+    // The fifth session's worker ended the first's, the least recent; the others kept theirs.
+    assert_eq!(text(&results[5]), "4 True\n", "{results:?}");
+    assert_eq!(text(&results[6]), "1 True\n", "{results:?}");
+    assert_eq!(text(&results[7]), "0 False\n", "{results:?}");
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn stopping_a_call_never_undoes_what_the_call_before_it_kept() {
+    let env = workspace();
+    // A state that takes a while to save, so that a stop that came while it was saved would
+    // lose it.
+    let results = calls(
+        &env,
+        &Transport::Stdio,
+        &[
+            run("big = [str(i) for i in range(1_000_000)]\nmarker = 'one'"),
+            run("marker = 'two'"),
+            json!({"tool": "run", "arguments": {"code": "import time\ntime.sleep(60)", "yield_after": 0.1}}),
+            json!({"tool": "run", "arguments": {"wait": 3, "stop": true}}),
+            run("print(marker, len(big))"),
+        ],
+    );
+    assert!(text(&results[2]).contains("still running"), "{results:?}");
+    assert_eq!(text(&results[4]), "two 1000000\n", "{results:?}");
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
 fn what_a_session_holds_counts_against_each_of_its_runs_memory_limit() {
     let env = workspace().env("CODEACT_MAX_MEMORY", "64MiB");
     let results = calls(

@@ -1,7 +1,8 @@
 //! `codeact mcp serve`: codeact as an MCP server, over stdio or streamable HTTP.
 //!
 //! It offers two tools. `run` takes a program (`code`, and an optional `timeout`) and runs it as
-//! one `codeact run` of its own ([`child`]): the result's text is what a model reads from the
+//! one `codeact run` of its own ([`child`]), or in its client's session's worker ([`worker`],
+//! [`sessions`]): the result's text is what a model reads from the
 //! command line, its structured content the `--json` object, and a failed program is an error
 //! result. `describe` gives the tool reference, or the full documentation of the tools it is
 //! asked about, so that `run`'s own description stays short. The reference is also the server's

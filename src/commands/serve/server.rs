@@ -84,7 +84,8 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         shared.push(OsString::from("--read-only"));
     }
     let program = std::env::current_exe().context("failed to find this binary to run programs with")?;
-    let sessions = if keeps_state { Some(Sessions::new(args.session_idle)?) } else { None };
+    let sessions =
+        if keeps_state { Some(Sessions::new(args.session_idle, usize::from(args.max_concurrent))?) } else { None };
     let max_output = config.limits.max_output;
     let server = CodeactServer {
         shared: Arc::new(Shared {

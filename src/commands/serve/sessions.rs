@@ -29,6 +29,11 @@ type Slot = Arc<AsyncMutex<Option<Worker>>>;
 /// Where each session that has had a call stands, and its worker, by id.
 type Marks = HashMap<String, (Mark, std::sync::Weak<AsyncMutex<Option<Worker>>>)>;
 
+/// How many sessions may keep a worker for each of the server's slots
+/// ([`--max-concurrent`](crate::cli::ServeArgs::max_concurrent)): past that, the worker of the
+/// session used least lately is ended, and its next call starts it again from its save.
+const WORKERS_PER_SLOT: usize = 4;
+
 /// How long a server's folder may go unchanged before a server that starts removes it: its
 /// server ended without removing it (it was killed), or has kept its sessions that long.
 const STALE: Duration = Duration::from_hours(48);
@@ -51,6 +56,8 @@ pub(super) struct Sessions {
     folder: TempDir,
     /// How long a session is kept without a call.
     idle: Duration,
+    /// How many sessions may keep a worker at once.
+    most_workers: usize,
     /// Where each session that has had a call stands, by id, and its worker.
     marks: Mutex<Marks>,
 }
@@ -67,10 +74,10 @@ enum Mark {
 }
 
 impl Sessions {
-    /// The sessions of a server that keeps each for `idle` without a call, in a folder of its
-    /// own in `served/` of the sessions' folder (`crate::session::dir`). Folders that servers
-    /// which did not end left there for [`STALE`] are removed.
-    pub(super) fn new(idle: Duration) -> Result<Arc<Self>> {
+    /// The sessions of a server with `slots` slots that keeps each for `idle` without a call, in
+    /// a folder of its own in `served/` of the sessions' folder (`crate::session::dir`). Folders
+    /// that servers which did not end left there for [`STALE`] are removed.
+    pub(super) fn new(idle: Duration, slots: usize) -> Result<Arc<Self>> {
         let served = crate::session::dir().map(|dir| dir.join("served")).context("no folder to keep sessions in")?;
         crate::dirs::make_private_dir(&served)
             .with_context(|| format!("failed to make the folder `{}`", served.display()))?;
@@ -84,7 +91,8 @@ impl Sessions {
             std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o700))?;
         }
         crate::reap::remove_on_stop(folder.path().to_owned());
-        Ok(Arc::new(Self { folder, idle, marks: Mutex::new(HashMap::new()) }))
+        let most_workers = slots.saturating_mul(WORKERS_PER_SLOT);
+        Ok(Arc::new(Self { folder, idle, most_workers, marks: Mutex::new(HashMap::new()) }))
     }
 
     pub(super) fn folder(&self) -> &Path {
@@ -113,6 +121,39 @@ impl Sessions {
                 }
                 let _ = std::fs::remove_file(crate::session::file(self.folder(), id));
                 *mark = Mark::Ended;
+            }
+        }
+    }
+
+    /// Makes room for the worker the session `id` is about to start: while as many sessions as
+    /// may keep one do, the idle worker of the session used least lately is ended. Its state
+    /// was saved when its last run ended, so its next call starts it again from there.
+    fn make_room_for_a_worker(&self, id: &str) {
+        let marks = self.marks();
+        let mut live = 0_usize;
+        let mut idle = Vec::new();
+        for (other, (mark, slot)) in marks.iter() {
+            let Some(slot) = slot.upgrade() else { continue };
+            if other == id {
+                continue;
+            }
+            match slot.try_lock() {
+                Err(_) => live += 1,
+                Ok(worker) if worker.is_some() => {
+                    live += 1;
+                    if let Mark::Idle(last) = *mark {
+                        idle.push((last, Arc::clone(&slot)));
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+        drop(marks);
+        idle.sort_by_key(|(last, _)| *last);
+        let excess = (live + 1).saturating_sub(self.most_workers);
+        for (_, slot) in idle.into_iter().take(excess) {
+            if let Ok(mut worker) = slot.try_lock() {
+                *worker = None;
             }
         }
     }
@@ -195,9 +236,15 @@ impl Turn {
         arguments
     }
 
-    /// The session's worker, for the call that holds the session's turn.
+    /// The session's worker, for the call that holds the session's turn; when it has none
+    /// (or it has ended), room is made for the one it starts.
     pub(super) fn worker(&mut self) -> Option<&mut Option<Worker>> {
-        self.held.as_deref_mut()
+        let worker = self.held.as_deref_mut()?;
+        if worker.as_mut().is_none_or(Worker::ended) {
+            let inner = &self.session.inner;
+            inner.sessions.make_room_for_a_worker(&inner.id);
+        }
+        Some(worker)
     }
 }
 
@@ -213,6 +260,10 @@ impl Drop for Turn {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        // The worker first, so that it writes nothing after its state is removed.
+        if let Ok(mut worker) = self.turn.try_lock() {
+            *worker = None;
+        }
         self.sessions.marks().remove(&self.id);
         let _ = std::fs::remove_file(crate::session::file(self.sessions.folder(), &self.id));
     }

@@ -1,5 +1,5 @@
 //! The two tools the server offers: `run`, which runs a program as one `codeact run` of its own
-//! ([`child`]) once a slot is free, reporting progress and stopping it when the call is cancelled
+//! or in its session's worker ([`child`]) once a slot is free, reporting progress and stopping it when the call is cancelled
 //! or its HTTP client is gone, and `describe`, which gives the tool reference or the
 //! documentation of the tools named.
 

@@ -66,7 +66,7 @@ impl Worker {
     }
 
     /// Whether the process has ended.
-    fn ended(&mut self) -> bool {
+    pub(super) fn ended(&mut self) -> bool {
         !matches!(self.child.try_wait(), Ok(None))
     }
 
