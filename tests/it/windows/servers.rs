@@ -1,7 +1,8 @@
 //! Child processes on Windows: an MCP server's tools called from a program, the server's whole
-//! process tree ended with the run (a Job object) and at a timeout; `codeact mcp serve` over
-//! stdio, its runs in children of their own; the hooks classifying PowerShell. The servers and
-//! children are `codeact-test-helper` (tests/windows/helper.rs), which `cargo test` builds.
+//! process tree ended with the run (a Job object) and at a timeout; `codeact mcp serve` over stdio,
+//! its runs in a child of their own, a session's worker keeping state; the hooks classifying
+//! PowerShell. The servers and children are `codeact-test-helper` (tests/windows/helper.rs), which
+//! `cargo test` builds.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -201,6 +202,11 @@ fn mcp_serve_over_stdio_runs_programs_and_reports_their_errors() {
     // A path out of the workspace is refused through the server as it is on the command line.
     let (output, error) = served.run(5, "view(path=\"..\\\\outside\\\\x.txt\")");
     assert!(error && output.contains("PermissionError"), "{output}");
+    // The connection's session keeps what a program defines for the next, in its worker.
+    let (_, error) = served.run(6, "kept = 41\ndef bump(n):\n    return n + 1");
+    assert!(!error);
+    let (output, error) = served.run(7, "print(bump(kept))");
+    assert_eq!((output.trim_end(), error), ("42", false));
 }
 
 /// A `PATH` of only the folder of the `codeact.exe` under test, so that the hooks find it by
