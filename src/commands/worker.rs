@@ -2,8 +2,8 @@
 //! starts it at the session's first call and hands it each program its client runs in the
 //! session, one at a time ([`serve::handoff`](super::serve::handoff)); it runs each as
 //! `codeact run --mcp-result --session` would, reports it the same way, and keeps the
-//! interpreter for the next. The state is also saved after each run, before the run is said to
-//! have ended: a worker that ends (its run crashed, passed its deadline or its memory, or was
+//! interpreter for the next. The state is also saved after each run, before the run is
+//! reported: a worker that ends (its run crashed, passed its deadline or its memory, or was
 //! stopped) is started again from what the last run that ended saved.
 //!
 //! A worker is a process of its own, so what ends it ends its session only. Its memory, the
@@ -43,10 +43,10 @@ pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
             report: Report::Mcp,
         };
         let outcome = run_program(&config, run, Some(&mut kept))?;
-        output::report(&outcome, Report::Mcp, config.limits.max_output)?;
-        // Saved before the run is said to have ended: the server may end the worker once it
-        // has (a later call stopped), and what a run reported as done is then not undone.
+        // Saved before the run is reported: the server may end the worker at any time after
+        // (a later call stopped), and what a run reported as done is then never undone.
         kept.save();
+        output::report(&outcome, Report::Mcp, config.limits.max_output)?;
         say_ended(&settings);
     }
     Ok(exit::SUCCESS)

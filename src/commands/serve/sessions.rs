@@ -188,9 +188,10 @@ struct Inner {
 /// call made while another runs has the state as the last run saved it, and keeps nothing, so
 /// that calls of one session still run at once.
 pub(super) struct Turn {
-    session: Session,
-    /// The session's worker, held while the run has it.
+    /// The session's worker, held while the run has it. Dropped before `session`, so that a
+    /// session whose client has gone ends its worker before it removes its state.
     held: Option<OwnedMutexGuard<Option<Worker>>>,
+    session: Session,
     /// Said to the model with the result.
     pub(super) note: Option<String>,
 }

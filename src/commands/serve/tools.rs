@@ -133,8 +133,11 @@ impl CodeactServer {
             }
         };
         // A run that has ended already gives its result, stopped or not.
-        if asked.stop && running.wait(Some(tokio::time::Instant::now())).await.is_none() {
-            return Ok(self.stop(&running).await);
+        if asked.stop
+            && running.wait(Some(tokio::time::Instant::now())).await.is_none()
+            && let Some(stopped) = self.stop(&running).await
+        {
+            return Ok(stopped);
         }
         let yield_after = asked.yield_after.unwrap_or(self.shared.yield_after);
         self.answer(&running, yield_after, note, &cancel, &context).await
@@ -261,12 +264,18 @@ impl CodeactServer {
 
     /// Stops `running` and answers with what it printed before: what it prints while it ends
     /// is not shown.
-    async fn stop(&self, running: &Running) -> CallToolResult {
-        let printed = running.take_unread();
+    /// Stops `running`, answering with what it printed; `None` when it ended on its own before
+    /// the stop reached it: its result is the answer.
+    async fn stop(&self, running: &Running) -> Option<CallToolResult> {
         running.stop();
-        let _ = running.wait(None).await;
+        if let Some(ended) = running.wait(None).await
+            && !matches!(*ended, Err(Failed::Cancelled))
+        {
+            return None;
+        }
+        let printed = running.take_unread();
         self.runs.remove(running.id);
-        stopped(running.id, printed)
+        Some(stopped(running.id, printed))
     }
 
     /// The answer for a run still running at its yield time: what it printed so far, and how

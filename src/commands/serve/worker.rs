@@ -24,8 +24,9 @@ use super::handoff::{self, Settings};
 use crate::sandbox::Capture;
 use crate::spawn::{Group, Spawn as _};
 
-/// How long a worker may take to say that a run it reported has ended: it says so at once,
-/// unless the report was its watchdog's, after which it ends.
+/// How long a worker may take to say that a run it reported has ended: it says so at once (it
+/// saved the state before it reported), unless the report was its watchdog's, after which it
+/// ends.
 const END_LINE_WAIT: Duration = Duration::from_secs(10);
 
 /// A session's worker process.
