@@ -44,8 +44,10 @@ pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
         };
         let outcome = run_program(&config, run, Some(&mut kept))?;
         // Saved before the run is reported: the server may end the worker at any time after
-        // (a later call stopped), and what a run reported as done is then never undone.
+        // (a later call stopped), and what a run reported as done is then never undone. Once
+        // it is saved, the server waits for the report even of a run it was asked to stop.
         kept.save();
+        output::data(b"{\"saved\":true}\n")?;
         output::report(&outcome, Report::Mcp, config.limits.max_output)?;
         say_ended(&settings);
     }

@@ -214,9 +214,14 @@ impl CodeactServer {
                 }
                 () = cancel.cancelled() => {
                     running.stop();
-                    let _ = running.wait(None).await;
+                    let ended = running.wait(None).await;
                     self.runs.remove(running.id);
-                    return Err(McpError::internal_error("cancelled: the program was stopped", None));
+                    let message = if ended.is_some_and(|ended| !matches!(*ended, Err(Failed::Cancelled))) {
+                        "cancelled: the program had ended already"
+                    } else {
+                        "cancelled: the program was stopped"
+                    };
+                    return Err(McpError::internal_error(message, None));
                 }
             }
         };

@@ -11,6 +11,7 @@
 
 use std::ffi::OsString;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -149,17 +150,33 @@ pub(super) async fn run(
     let end = crate::digest::nonce();
     let settings = Settings { timeout: request.timeout.as_secs_f64(), read_only: request.read_only, end: end.clone() };
     let framed = handoff::frame_for_worker(&settings, &request.code);
-    let exchange = async {
-        worker.stdin.write_all(&framed).await.map_err(|_| Ok(()))?;
-        child::read_report(&mut worker.stdout, launch.max_report, &printed).await.map_err(Err)
+    let saved = AtomicBool::new(false);
+    let exchanged = {
+        let exchange = async {
+            worker.stdin.write_all(&framed).await.map_err(|_| Ok(()))?;
+            child::read_report(&mut worker.stdout, launch.max_report, &printed, &saved).await.map_err(Err)
+        };
+        tokio::pin!(exchange);
+        tokio::select! {
+            report = &mut exchange => Exchanged::Report(report),
+            () = cancel.cancelled() => {
+                // A run whose state is saved has ended: stopping it now would say it did not.
+                if saved.load(Ordering::Relaxed) {
+                    tokio::time::timeout(END_LINE_WAIT, &mut exchange).await.map_or(Exchanged::Cancelled, Exchanged::Report)
+                } else {
+                    Exchanged::Cancelled
+                }
+            }
+            () = tokio::time::sleep(request.timeout + OVERDUE) => Exchanged::Overdue,
+        }
     };
-    let report = tokio::select! {
-        report = exchange => report,
-        () = cancel.cancelled() => {
+    let report = match exchanged {
+        Exchanged::Report(report) => report,
+        Exchanged::Cancelled => {
             stop(slot).await;
             return Err(Failed::Cancelled);
         }
-        () = tokio::time::sleep(request.timeout + OVERDUE) => {
+        Exchanged::Overdue => {
             stop(slot).await;
             return Err(Failed::NoReport(format!(
                 "the run did not end {} s past its deadline and was killed",
@@ -200,6 +217,17 @@ pub(super) async fn run(
         stop(slot).await;
     }
     ended
+}
+
+/// How an exchange with a worker ended.
+enum Exchanged {
+    /// With its report: the report line, empty when the worker ended first; `Err(Ok(()))` when
+    /// the program could not be handed over, `Err(Err(()))` when the report was too long.
+    Report(Result<Vec<u8>, Result<(), ()>>),
+    /// The call was cancelled before the run's state was saved.
+    Cancelled,
+    /// The run passed its deadline by [`OVERDUE`].
+    Overdue,
 }
 
 /// Stops the worker in `slot`, if any: SIGTERM, a grace, then SIGKILL to its process group.
