@@ -717,6 +717,32 @@ fn open_session(url: &str, headers: &[(&str, &str)]) -> String {
     session
 }
 
+/// A session ended with `DELETE /mcp` is answered 200, which clients take for done (the
+/// Python SDK warns of anything but 200 and 204), and is gone.
+#[test]
+fn an_http_session_ends_with_delete_answered_ok() {
+    let env = workspace();
+    let server = http_server(&env, &[]);
+    let session = open_session(&server.url, &[]);
+    let delete = |session: &str| {
+        let mut stream = TcpStream::connect(authority(&server.url)).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let request = format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\nConnection: close\r\n\r\n",
+            authority(&server.url)
+        );
+        stream.write_all(request.as_bytes()).expect("send");
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response.lines().next().unwrap_or_default().to_owned()
+    };
+    let ended = delete(&session);
+    assert!(ended.contains(" 200 "), "{ended}");
+    let with_session = [("Mcp-Session-Id", session.as_str())];
+    let (status, _, _) = post(&server.url, &with_session, &tool_call(1, "run", json!({"code": "1"})));
+    assert!(status.contains(" 404 "), "the ended session still answers: {status}");
+}
+
 /// Runs `code` with `timeout` in a new session of the server at `url`; returns its result.
 #[cfg_attr(not(target_os = "linux"), expect(dead_code, reason = "the token tests that use it are Linux's"))]
 fn http_run(url: &str, headers: &[(&str, &str)], code: &str) -> Value {

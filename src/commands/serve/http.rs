@@ -217,7 +217,13 @@ pub(super) async fn serve(
                 let gone = CancellationToken::new();
                 request.extensions_mut().insert(ClientGone(gone.clone()));
                 let unless_answered = gone.drop_guard();
-                let response = service.call(request).await?;
+                let ending = request.method() == http::Method::DELETE;
+                let mut response = service.call(request).await?;
+                // A session ended is answered 200, as the SDKs' servers answer it and their
+                // clients expect (they warn of a 202).
+                if ending && response.status() == StatusCode::ACCEPTED {
+                    *response.status_mut() = StatusCode::OK;
+                }
                 Ok(response.map(|body| Answer::new(body, in_request, Some(unless_answered))))
             }
         });
