@@ -69,6 +69,18 @@ pub(crate) enum Failed {
     NoReport(String),
 }
 
+impl Failed {
+    /// A run the server killed [`OVERDUE`] past its deadline.
+    pub(super) fn overdue() -> Self {
+        Self::NoReport(format!("the run did not end {} s past its deadline and was killed", OVERDUE.as_secs()))
+    }
+
+    /// A run whose report passed `max` bytes.
+    pub(super) fn report_over(max: usize) -> Self {
+        Self::NoReport(format!("the run's report was over {} and was not read", crate::limits::format_size(max)))
+    }
+}
+
 /// What one call asks to run.
 #[derive(Debug)]
 pub(crate) struct Request {
@@ -135,10 +147,7 @@ pub(crate) async fn run(
         }
         () = tokio::time::sleep(timeout + OVERDUE) => {
             stop(&mut child, group).await;
-            return Err(Failed::NoReport(format!(
-                "the run did not end {} s past its deadline and was killed",
-                OVERDUE.as_secs()
-            )));
+            return Err(Failed::overdue());
         }
     };
     // The run has ended: what it started is its own to end (it ends its tools' groups itself).
@@ -147,12 +156,7 @@ pub(crate) async fn run(
     let report = report.await.unwrap_or(Ok(Vec::new()));
     let warnings = warnings.await.unwrap_or_default();
     let status = status.map_err(|err| Failed::NoReport(format!("the run could not be waited for: {err}")))?;
-    let report = report.map_err(|()| {
-        Failed::NoReport(format!(
-            "the run's report was over {} and was not read",
-            crate::limits::format_size(max_report)
-        ))
-    })?;
+    let report = report.map_err(|()| Failed::report_over(max_report))?;
     ended_run(&report, &warnings, || format!("the run ended ({status}) without a report"))
 }
 
@@ -250,10 +254,12 @@ async fn read_tail(mut reader: impl AsyncRead + Unpin, keep: usize) -> String {
             tail.drain(..tail.len() - keep);
         }
     }
-    if tail.len() > keep {
-        tail.drain(..tail.len() - keep);
-    }
-    String::from_utf8_lossy(&tail).into_owned()
+    tail_of(&tail, keep)
+}
+
+/// The last `keep` bytes of `text`, as text.
+pub(super) fn tail_of(text: &[u8], keep: usize) -> String {
+    String::from_utf8_lossy(&text[text.len().saturating_sub(keep)..]).into_owned()
 }
 
 #[cfg(test)]
@@ -261,7 +267,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_report_over_the_limit_is_refused_and_drained() {
+    async fn a_report_over_the_limit_is_refused() {
         let printed = Mutex::new(Capture::new(100));
         assert_eq!(
             read_report(&mut &b"0123456789"[..], 10, &printed, &AtomicBool::new(false)).await,

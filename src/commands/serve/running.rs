@@ -143,6 +143,13 @@ impl Running {
         self.stop.cancel();
     }
 
+    /// Ends the program and waits until it has ended; whether it had ended on its own before the
+    /// stop reached it (its result is then what it reported, not a stop).
+    pub(super) async fn stop_and_wait(&self) -> bool {
+        self.stop();
+        self.wait(None).await.is_some_and(|ended| !matches!(*ended, Err(Failed::Cancelled)))
+    }
+
     /// What the program printed since the last answer, within one answer's budget and what is
     /// left of the whole run's.
     pub(super) fn take_unread(&self) -> String {

@@ -1,7 +1,7 @@
 //! The two tools the server offers: `run`, which runs a program as one `codeact run` of its own
-//! or in its session's worker ([`child`]) once a slot is free, reporting progress and stopping it when the call is cancelled
-//! or its HTTP client is gone, and `describe`, which gives the tool reference or the
-//! documentation of the tools named.
+//! or in its session's worker ([`child`]) once a slot is free, reporting progress and stopping
+//! it when the call is cancelled or its HTTP client is gone, and `describe`, which gives the
+//! tool reference or the documentation of the tools named.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -213,10 +213,9 @@ impl CodeactServer {
                     }));
                 }
                 () = cancel.cancelled() => {
-                    running.stop();
-                    let ended = running.wait(None).await;
+                    let ended_already = running.stop_and_wait().await;
                     self.runs.remove(running.id);
-                    let message = if ended.is_some_and(|ended| !matches!(*ended, Err(Failed::Cancelled))) {
+                    let message = if ended_already {
                         "cancelled: the program had ended already"
                     } else {
                         "cancelled: the program was stopped"
@@ -267,15 +266,10 @@ impl CodeactServer {
         }
     }
 
-    /// Stops `running` and answers with what it printed before: what it prints while it ends
-    /// is not shown.
-    /// Stops `running`, answering with what it printed; `None` when it ended on its own before
-    /// the stop reached it: its result is the answer.
+    /// Stops `running`, answering with what it printed since the last answer; `None` when it
+    /// ended on its own before the stop reached it: its result is the answer.
     async fn stop(&self, running: &Running) -> Option<CallToolResult> {
-        running.stop();
-        if let Some(ended) = running.wait(None).await
-            && !matches!(*ended, Err(Failed::Cancelled))
-        {
+        if running.stop_and_wait().await {
             return None;
         }
         let printed = running.take_unread();

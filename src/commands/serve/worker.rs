@@ -44,8 +44,15 @@ pub(crate) struct Worker {
 /// What a worker wrote on stderr that no run has taken.
 #[derive(Debug, Default)]
 struct Stderr {
-    text: Mutex<(Vec<u8>, bool)>,
+    said: Mutex<Said>,
     changed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Said {
+    text: Vec<u8>,
+    /// Whether stderr has closed: nothing more comes.
+    closed: bool,
 }
 
 impl Worker {
@@ -72,8 +79,9 @@ impl Worker {
         !matches!(self.child.try_wait(), Ok(None))
     }
 
-    /// Waits for the end line `end` on stderr; what came before it, and whether it came (it
-    /// does not when the worker ends).
+    /// Waits for the end line `end` on stderr; the last [`STDERR_KEPT`] bytes of what came
+    /// before it, as a run that is a process of its own keeps them, and whether it came (it does
+    /// not when the worker ends).
     async fn until_end_line(&self, end: &str) -> (String, bool) {
         let line = format!("\n{end}\n");
         let wait = tokio::time::sleep(END_LINE_WAIT);
@@ -81,25 +89,27 @@ impl Worker {
         loop {
             let notified = self.stderr.changed.notified();
             {
-                let mut kept = self.stderr.text.lock().unwrap_or_else(PoisonError::into_inner);
-                let (text, closed) = &mut *kept;
+                let Said { text, closed } = &mut *self.stderr.said();
                 if let Some(at) = text.windows(line.len()).position(|window| window == line.as_bytes()) {
-                    let said = String::from_utf8_lossy(&text[..at]).into_owned();
+                    let said = child::tail_of(&text[..at], STDERR_KEPT);
                     text.drain(..at + line.len());
                     return (said, true);
                 }
                 if *closed {
-                    return (String::from_utf8_lossy(&std::mem::take(text)).into_owned(), false);
+                    return (child::tail_of(&std::mem::take(text), STDERR_KEPT), false);
                 }
             }
             tokio::select! {
                 () = notified => {}
-                () = &mut wait => {
-                    let text = std::mem::take(&mut self.stderr.text.lock().unwrap_or_else(PoisonError::into_inner).0);
-                    return (String::from_utf8_lossy(&text).into_owned(), false);
-                }
+                () = &mut wait => return (child::tail_of(&std::mem::take(&mut self.stderr.said().text), STDERR_KEPT), false),
             }
         }
+    }
+}
+
+impl Stderr {
+    fn said(&self) -> std::sync::MutexGuard<'_, Said> {
+        self.said.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -109,16 +119,16 @@ async fn read_stderr(mut stderr: tokio::process::ChildStderr, kept: Arc<Stderr>)
     loop {
         let read = stderr.read(&mut buffer).await.unwrap_or(0);
         {
-            let mut text = kept.text.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut said = kept.said();
             if read == 0 {
-                text.1 = true;
+                said.closed = true;
             } else {
-                text.0.extend_from_slice(&buffer[..read]);
+                said.text.extend_from_slice(&buffer[..read]);
                 // Room for the end line after a run's last warnings.
                 let most = 4 * STDERR_KEPT;
-                if text.0.len() > most {
-                    let cut = text.0.len() - most;
-                    text.0.drain(..cut);
+                if said.text.len() > most {
+                    let cut = said.text.len() - most;
+                    said.text.drain(..cut);
                 }
             }
         }
@@ -153,8 +163,11 @@ pub(super) async fn run(
     let saved = AtomicBool::new(false);
     let exchanged = {
         let exchange = async {
-            worker.stdin.write_all(&framed).await.map_err(|_| Ok(()))?;
-            child::read_report(&mut worker.stdout, launch.max_report, &printed, &saved).await.map_err(Err)
+            // A worker that cannot be handed the program has ended: it sends no report.
+            if worker.stdin.write_all(&framed).await.is_err() {
+                return Ok(Vec::new());
+            }
+            child::read_report(&mut worker.stdout, launch.max_report, &printed, &saved).await
         };
         tokio::pin!(exchange);
         tokio::select! {
@@ -178,16 +191,12 @@ pub(super) async fn run(
         }
         Exchanged::Overdue => {
             stop(slot).await;
-            return Err(Failed::NoReport(format!(
-                "the run did not end {} s past its deadline and was killed",
-                OVERDUE.as_secs()
-            )));
+            return Err(Failed::overdue());
         }
     };
-    let Some(worker) = slot.as_mut() else { return Err(Failed::Cancelled) };
     let report = match report {
         Ok(report) if !report.is_empty() => report,
-        Ok(_) | Err(Ok(())) => {
+        Ok(_) => {
             // The worker ended without a report: it crashed, or could not start.
             let (said, _) = worker.until_end_line(&end).await;
             let status = worker.child.wait().await.map_or_else(|err| err.to_string(), |status| status.to_string());
@@ -199,12 +208,9 @@ pub(super) async fn run(
                 said.to_owned()
             }));
         }
-        Err(Err(())) => {
+        Err(()) => {
             stop(slot).await;
-            return Err(Failed::NoReport(format!(
-                "the run's report was over {} and was not read",
-                crate::limits::format_size(launch.max_report)
-            )));
+            return Err(Failed::report_over(launch.max_report));
         }
     };
     let (warnings, goes_on) = worker.until_end_line(&end).await;
@@ -221,9 +227,9 @@ pub(super) async fn run(
 
 /// How an exchange with a worker ended.
 enum Exchanged {
-    /// With its report: the report line, empty when the worker ended first; `Err(Ok(()))` when
-    /// the program could not be handed over, `Err(Err(()))` when the report was too long.
-    Report(Result<Vec<u8>, Result<(), ()>>),
+    /// With its report ([`child::read_report`]): the report line, empty when the worker ended
+    /// first; `Err` when it was too long.
+    Report(Result<Vec<u8>, ()>),
     /// The call was cancelled before the run's state was saved.
     Cancelled,
     /// The run passed its deadline by [`OVERDUE`].
