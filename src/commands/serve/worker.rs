@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -78,6 +78,12 @@ impl Worker {
     pub(super) fn ended(&mut self) -> bool {
         !matches!(self.child.try_wait(), Ok(None))
     }
+}
+
+impl Stderr {
+    fn said(&self) -> std::sync::MutexGuard<'_, Said> {
+        self.said.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 
     /// Waits for the end line `end` on stderr; the last [`STDERR_KEPT`] bytes of what came
     /// before it, as a run that is a process of its own keeps them, and whether it came (it does
@@ -87,9 +93,9 @@ impl Worker {
         let wait = tokio::time::sleep(END_LINE_WAIT);
         tokio::pin!(wait);
         loop {
-            let notified = self.stderr.changed.notified();
+            let notified = self.changed.notified();
             {
-                let Said { text, closed } = &mut *self.stderr.said();
+                let Said { text, closed } = &mut *self.said();
                 if let Some(at) = text.windows(line.len()).position(|window| window == line.as_bytes()) {
                     let said = child::tail_of(&text[..at], STDERR_KEPT);
                     text.drain(..at + line.len());
@@ -101,20 +107,14 @@ impl Worker {
             }
             tokio::select! {
                 () = notified => {}
-                () = &mut wait => return (child::tail_of(&std::mem::take(&mut self.stderr.said().text), STDERR_KEPT), false),
+                () = &mut wait => return (child::tail_of(&std::mem::take(&mut self.said().text), STDERR_KEPT), false),
             }
         }
     }
 }
 
-impl Stderr {
-    fn said(&self) -> std::sync::MutexGuard<'_, Said> {
-        self.said.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 /// Keeps what `stderr` gives, its last [`STDERR_KEPT`] bytes and more, until it closes.
-async fn read_stderr(mut stderr: tokio::process::ChildStderr, kept: Arc<Stderr>) {
+async fn read_stderr(mut stderr: impl AsyncRead + Unpin, kept: Arc<Stderr>) {
     let mut buffer = vec![0_u8; 8 * 1024];
     loop {
         let read = stderr.read(&mut buffer).await.unwrap_or(0);
@@ -198,7 +198,7 @@ pub(super) async fn run(
         Ok(report) if !report.is_empty() => report,
         Ok(_) => {
             // The worker ended without a report: it crashed, or could not start.
-            let (said, _) = worker.until_end_line(&end).await;
+            let (said, _) = worker.stderr.until_end_line(&end).await;
             let status = worker.child.wait().await.map_or_else(|err| err.to_string(), |status| status.to_string());
             *slot = None;
             let said = said.trim();
@@ -213,7 +213,7 @@ pub(super) async fn run(
             return Err(Failed::report_over(launch.max_report));
         }
     };
-    let (warnings, goes_on) = worker.until_end_line(&end).await;
+    let (warnings, goes_on) = worker.stderr.until_end_line(&end).await;
     if !goes_on {
         // Its watchdog reported the run and ends it.
         stop(slot).await;
@@ -241,5 +241,35 @@ async fn stop(slot: &mut Option<Worker>) {
     if let Some(Worker { mut child, group, stdin, .. }) = slot.take() {
         drop(stdin);
         child::stop(&mut child, group).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a worker that wrote `written` on stderr, then closed it, says a run's warnings are.
+    async fn warnings_in(written: Vec<u8>, end: &str) -> (String, bool) {
+        let stderr = Arc::new(Stderr::default());
+        read_stderr(&written[..], Arc::clone(&stderr)).await;
+        stderr.until_end_line(end).await
+    }
+
+    #[tokio::test]
+    async fn a_runs_warnings_end_at_its_own_end_line_and_keep_their_last_bytes() {
+        let end = "0123456789abcdef0123456789abcdef";
+        let (said, came) = warnings_in(format!("warning: one\n\n{end}\nwarning: next run's\n").into_bytes(), end).await;
+        assert_eq!((said.as_str(), came), ("warning: one\n", true));
+        // Another run's end line, or one cut short, is text like any other.
+        let other = format!("\nffffffffffffffffffffffffffffffff\n\n{}\n", &end[..31]);
+        let (said, came) = warnings_in(other.clone().into_bytes(), end).await;
+        assert_eq!((said, came), (other, false));
+        // A flood of warnings keeps its end, as a run's own process keeps it.
+        let mut flood = vec![b'x'; 10 * STDERR_KEPT];
+        flood.extend_from_slice(format!("last\n\n{end}\n").as_bytes());
+        let (said, came) = warnings_in(flood, end).await;
+        assert!(came);
+        assert_eq!(said.len(), STDERR_KEPT);
+        assert!(said.ends_with("xlast\n"), "{}", &said[said.len() - 10..]);
     }
 }
