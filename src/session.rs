@@ -157,13 +157,36 @@ pub(crate) fn load(dir: &Path, name: &str, workspace: &Path) -> Result<Option<Ve
 /// Saves `state` as the session `name` of a run in `workspace`, in `dir`, sealed; synced to
 /// disk unless `scratch` (a server's sessions, which end with it).
 pub(crate) fn save(dir: &Path, name: &str, workspace: &Path, state: &[u8], scratch: bool) -> io::Result<PathBuf> {
-    let key = key(dir, true)?.ok_or_else(|| io::Error::other("the sessions' key could not be made"))?;
     let path = file(dir, name);
+    let access = if scratch { Access::Scratch } else { Access::Private };
+    write_sealed(dir, name, &path, workspace, state, access)?;
+    Ok(path)
+}
+
+/// Saves `state` as [`save`] does a server's session, but beside its file ([`pending`]), where
+/// no run loads it until the server puts it in place ([`commit`]): a server's worker saves after
+/// it reported its run, and the server decides whether that run ended (it may stop the worker
+/// first).
+pub(crate) fn save_pending(dir: &Path, name: &str, workspace: &Path, state: &[u8]) -> io::Result<()> {
+    write_sealed(dir, name, &pending(dir, name), workspace, state, Access::Scratch)
+}
+
+/// Where [`save_pending`] saves the session `name` in `folder`.
+#[must_use]
+pub(crate) fn pending(folder: &Path, name: &str) -> PathBuf {
+    folder.join(format!("{name}{SUFFIX}.pending"))
+}
+
+/// Puts the state [`save_pending`] saved for the session `name` in `dir` in place of its last.
+pub(crate) fn commit(dir: &Path, name: &str) -> io::Result<()> {
+    std::fs::rename(pending(dir, name), file(dir, name))
+}
+
+fn write_sealed(dir: &Path, name: &str, path: &Path, workspace: &Path, state: &[u8], access: Access) -> io::Result<()> {
+    let key = key(dir, true)?.ok_or_else(|| io::Error::other("the sessions' key could not be made"))?;
     let workspace = workspace_key(workspace);
     let sealed = Unsealed { version: env!("CARGO_PKG_VERSION"), workspace: &workspace, state };
-    let access = if scratch { Access::Scratch } else { Access::Private };
-    atomic::write(&path, &seal(&key, name, &sealed), access)?;
-    Ok(path)
+    atomic::write(path, &seal(&key, name, &sealed), access)
 }
 
 /// How a session file names its workspace: the canonical path.
@@ -292,4 +315,33 @@ fn tag(key: &hmac::Key, name: &str, unsealed: &Unsealed<'_>) -> hmac::Tag {
         context.update(part);
     }
     context.sign()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_save_is_loaded_only_once_it_is_put_in_place_and_is_never_listed() {
+        let folder = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let (dir, space) = (folder.path(), workspace.path());
+        save(dir, "one", space, b"first", true).unwrap();
+        save_pending(dir, "one", space, b"second").unwrap();
+        assert_eq!(load(dir, "one", space).unwrap().as_deref(), Some(&b"first"[..]));
+        let names: Vec<String> = list_in(dir).unwrap().into_iter().map(|saved| saved.name).collect();
+        assert_eq!(names, ["one"]);
+        // A pending save of another session's name is not this one's.
+        save_pending(dir, "two", space, b"other").unwrap();
+        assert_eq!(load(dir, "one", space).unwrap().as_deref(), Some(&b"first"[..]));
+        commit(dir, "one").unwrap();
+        assert_eq!(load(dir, "one", space).unwrap().as_deref(), Some(&b"second"[..]));
+        assert!(!pending(dir, "one").exists());
+        // Nothing pending, nothing is put in place: the last state stays.
+        assert!(commit(dir, "one").is_err());
+        assert_eq!(load(dir, "one", space).unwrap().as_deref(), Some(&b"second"[..]));
+        // A pending file moved to another name's place is refused as that name's.
+        std::fs::rename(pending(dir, "two"), file(dir, "three")).unwrap();
+        assert!(matches!(load(dir, "three", space), Err(Refused::Tampered { .. })));
+    }
 }

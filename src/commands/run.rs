@@ -187,12 +187,22 @@ impl Kept {
 
     /// Saves the state for the next run, saying so when it cannot.
     pub(super) fn save(&self) {
-        let saved = self.state.dump().map_err(anyhow::Error::msg).and_then(|state| {
-            session::save(&self.folder, &self.name, &self.workspace, &state, self.served).map_err(anyhow::Error::from)
-        });
-        if let Err(err) = saved {
+        self.save_with(|state| session::save(&self.folder, &self.name, &self.workspace, state, self.served).map(drop));
+    }
+
+    /// Saves the state beside the session's file, for the server to put in place
+    /// ([`session::save_pending`]); whether it was saved, saying so when it was not.
+    pub(super) fn save_pending(&self) -> bool {
+        self.save_with(|state| session::save_pending(&self.folder, &self.name, &self.workspace, state))
+    }
+
+    fn save_with(&self, save: impl FnOnce(&[u8]) -> std::io::Result<()>) -> bool {
+        let saved =
+            self.state.dump().map_err(anyhow::Error::msg).and_then(|state| save(&state).map_err(anyhow::Error::from));
+        if let Err(err) = &saved {
             output::warning(&format!("the session `{}` could not be saved: {err:#}", self.name));
         }
+        saved.is_ok()
     }
 }
 

@@ -2,9 +2,9 @@
 //! starts it at the session's first call and hands it each program its client runs in the
 //! session, one at a time ([`serve::handoff`](super::serve::handoff)); it runs each as
 //! `codeact run --mcp-result --session` would, reports it the same way, and keeps the
-//! interpreter for the next. The state is also saved after each run, before the run is
-//! reported: a worker that ends (its run crashed, passed its deadline or its memory, or was
-//! stopped) is started again from what the last run that ended saved.
+//! interpreter for the next. The state is also saved after each run is reported, for the server
+//! to put in place: a worker that ends (its run crashed, passed its deadline or its memory, or
+//! was stopped) is started again from what the last run that ended saved.
 //!
 //! A worker is a process of its own, so what ends it ends its session only. Its memory, the
 //! session's state included, counts against each of its programs' `--max-memory`.
@@ -43,13 +43,14 @@ pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
             report: Report::Mcp,
         };
         let outcome = run_program(&config, run, Some(&mut kept))?;
-        // Saved before the run is reported: the server may end the worker at any time after
-        // (a later call stopped), and what a run reported as done is then never undone. Once
-        // it is saved, the server waits for the report even of a run it was asked to stop.
-        kept.save();
-        output::data(b"{\"saved\":true}\n")?;
         output::report(&outcome, Report::Mcp, config.limits.max_output)?;
         say_ended(&settings);
+        // Saved after the run is reported, so that the answer does not wait for it, and beside
+        // the session's file: the server puts it in place once it has the report, before it
+        // may end the worker or another call loads the state. A worker it stopped before it
+        // had the report leaves the state as it was, as the server answers.
+        let saved = kept.save_pending();
+        output::data(if saved { b"{\"saved\":true}\n" } else { b"{\"saved\":false}\n" })?;
     }
     Ok(exit::SUCCESS)
 }

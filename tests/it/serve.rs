@@ -1210,6 +1210,24 @@ fn stopping_a_call_never_undoes_what_the_call_before_it_kept() {
 
 #[test]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn calls_made_as_soon_as_a_call_is_answered_have_its_state_while_it_is_still_being_saved() {
+    let env = workspace();
+    // A state that takes a while to save: the calls come while it is saved.
+    let first = json!({"code": "big = [str(i) for i in range(1_000_000)]\nmarker = 'kept'"});
+    let arguments = json!({"code": "print(marker, len(big))"});
+    let seen = client(
+        &env,
+        &Transport::Stdio,
+        json!({"scenario": "parallel", "first": first, "calls": 3, "arguments": arguments}),
+    );
+    assert_eq!(seen["first"]["is_error"], false, "{seen}");
+    for result in seen["results"].as_array().expect("results") {
+        assert!(text(result).starts_with("kept 1000000\n"), "{seen}");
+    }
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
 fn what_a_session_holds_counts_against_each_of_its_runs_memory_limit() {
     let env = workspace().env("CODEACT_MAX_MEMORY", "64MiB");
     let results = calls(

@@ -143,6 +143,7 @@ async def scenario(request):
             return {"abandoned": abandoned, "alive_after_cancel": still, "seconds": time.monotonic() - started,
                     "after": after}
         if kind == "parallel":
+            first = await call(client, "run", request["first"]) if "first" in request else None
             results = [None] * request["calls"]
             started = time.monotonic()
 
@@ -152,7 +153,7 @@ async def scenario(request):
             async with anyio.create_task_group() as group:
                 for index in range(request["calls"]):
                     group.start_soon(one, index)
-            return {"results": results, "seconds": time.monotonic() - started}
+            return {"first": first, "results": results, "seconds": time.monotonic() - started}
     raise SystemExit(f"unknown scenario {kind!r}")
 
 

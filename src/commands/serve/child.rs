@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
@@ -131,7 +130,7 @@ pub(crate) async fn run(
     let max_report = launch.max_report;
     let report = tokio::spawn(async move {
         let mut stdout = tokio::io::BufReader::new(stdout);
-        let report = read_report(&mut stdout, max_report, &printed, &AtomicBool::new(false)).await;
+        let report = read_report(&mut stdout, max_report, &printed).await;
         // What follows is drained, so that the run is never blocked on a full pipe.
         let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
         report
@@ -210,15 +209,13 @@ pub(super) async fn stop(child: &mut tokio::process::Child, mut group: Group) {
 }
 
 /// The report `reader` gives: its lines are what the program printed as it ran
-/// (`{"printed": TEXT}`, added to `printed`), a session's worker's word that it has saved the
-/// state (`{"saved": true}`, which sets `saved`), and then the report, whose line is returned,
-/// empty when `reader` ends first; `Err` when a line passes `limit` bytes, the rest of which is
-/// left unread.
+/// (`{"printed": TEXT}`, added to `printed`), and then the report, whose line is returned, empty
+/// when `reader` ends first; `Err` when a line passes `limit` bytes, the rest of which is left
+/// unread.
 pub(super) async fn read_report(
     reader: &mut (impl AsyncBufRead + Unpin),
     limit: usize,
     printed: &Mutex<Capture>,
-    saved: &AtomicBool,
 ) -> Result<Vec<u8>, ()> {
     let mut line = Vec::new();
     loop {
@@ -231,9 +228,6 @@ pub(super) async fn read_report(
                     if let Some(Json::String(text)) = object.get("printed") {
                         crate::sandbox::live::lock(printed).push(text);
                     }
-                }
-                Ok(Json::Object(object)) if object.len() == 1 && object.get("saved") == Some(&Json::Bool(true)) => {
-                    saved.store(true, Ordering::Relaxed);
                 }
                 _ => return Ok(line),
             },
@@ -269,27 +263,23 @@ mod tests {
     #[tokio::test]
     async fn a_report_over_the_limit_is_refused() {
         let printed = Mutex::new(Capture::new(100));
-        assert_eq!(
-            read_report(&mut &b"0123456789"[..], 10, &printed, &AtomicBool::new(false)).await,
-            Ok(b"0123456789".to_vec())
-        );
-        assert_eq!(read_report(&mut &b"0123456789a"[..], 10, &printed, &AtomicBool::new(false)).await, Err(()));
-        assert_eq!(read_report(&mut &b"0123456789a\n{}\n"[..], 10, &printed, &AtomicBool::new(false)).await, Err(()));
-        assert_eq!(read_report(&mut &b""[..], 10, &printed, &AtomicBool::new(false)).await, Ok(Vec::new()));
+        assert_eq!(read_report(&mut &b"0123456789"[..], 10, &printed).await, Ok(b"0123456789".to_vec()));
+        assert_eq!(read_report(&mut &b"0123456789a"[..], 10, &printed).await, Err(()));
+        assert_eq!(read_report(&mut &b"0123456789a\n{}\n"[..], 10, &printed).await, Err(()));
+        assert_eq!(read_report(&mut &b""[..], 10, &printed).await, Ok(Vec::new()));
     }
 
     #[tokio::test]
     async fn what_was_printed_comes_before_the_report_and_is_kept_apart() {
         let printed = Mutex::new(Capture::new(100));
         printed.lock().unwrap().stream();
-        let lines = b"{\"printed\":\"one\\n\"}\n{\"printed\":\"two\\n\"}\n{\"saved\":true}\n{\"result\":1,\"text\":\"\"}\nnext\n";
+        let lines =
+            b"{\"printed\":\"one\\n\"}\n{\"printed\":\"two\\n\"}\n{\"result\":1,\"text\":\"\"}\n{\"saved\":true}\n";
         let mut reader = &lines[..];
-        let saved = AtomicBool::new(false);
-        let report = read_report(&mut reader, 1000, &printed, &saved).await.unwrap();
+        let report = read_report(&mut reader, 1000, &printed).await.unwrap();
         assert_eq!(report, b"{\"result\":1,\"text\":\"\"}\n");
-        assert!(saved.load(Ordering::Relaxed));
-        // A session's worker's next run is left to be read.
-        assert_eq!(reader, b"next\n");
+        // What a session's worker says after its report is left to be read.
+        assert_eq!(reader, b"{\"saved\":true}\n");
         assert_eq!(printed.lock().unwrap().take_streamed().as_deref(), Some("one\ntwo\n"));
     }
 

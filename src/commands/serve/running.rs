@@ -84,8 +84,15 @@ impl Running {
         let stop = running.stop.clone();
         tokio::spawn(async move {
             let result = child::run(&launch, &request, turn.as_mut(), &stop, unread).await;
-            drop((turn, held));
+            // Answered before its session's worker has saved it; the turn is held until then.
+            if let Some(turn) = &turn {
+                turn.answering();
+            }
             let _ = ended_tx.send(Some(Arc::new(result)));
+            if let Some(turn) = &mut turn {
+                turn.settle().await;
+            }
+            drop((turn, held));
         });
         running
     }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use tempfile::TempDir;
-use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, watch};
 
 use super::worker::Worker;
 
@@ -102,7 +102,13 @@ impl Sessions {
     /// A new session, for a client that has just connected.
     pub(super) fn open(self: &Arc<Self>) -> Session {
         let id = crate::digest::nonce();
-        Session { inner: Arc::new(Inner { id, sessions: Arc::clone(self), turn: Arc::new(AsyncMutex::new(None)) }) }
+        let inner = Inner {
+            id,
+            sessions: Arc::clone(self),
+            turn: Arc::new(AsyncMutex::new(None)),
+            saving: watch::Sender::new(false),
+        };
+        Session { inner: Arc::new(inner) }
     }
 
     /// Ends the sessions that have had no call for longer than the idle time, stopping their
@@ -119,7 +125,7 @@ impl Sessions {
                 {
                     *worker = None;
                 }
-                let _ = std::fs::remove_file(crate::session::file(self.folder(), id));
+                remove_state(self.folder(), id);
                 *mark = Mark::Ended;
             }
         }
@@ -182,6 +188,15 @@ struct Inner {
     sessions: Arc<Sessions>,
     /// Held by the call whose run has the session's worker.
     turn: Slot,
+    /// Whether the call that holds the turn has answered, and is putting its run's state in
+    /// place: a call made then waits for it, as it would for a call that had ended.
+    saving: watch::Sender<bool>,
+}
+
+/// Removes what the session `id` has saved in `folder`.
+fn remove_state(folder: &Path, id: &str) {
+    let _ = std::fs::remove_file(crate::session::file(folder, id));
+    let _ = std::fs::remove_file(crate::session::pending(folder, id));
 }
 
 /// A call's share of its session: the call that holds the session's turn runs in its worker; a
@@ -198,8 +213,19 @@ pub(super) struct Turn {
 
 impl Session {
     /// This call's share of the session.
-    pub(super) fn turn(&self) -> Turn {
-        let Ok(mut held) = Arc::clone(&self.inner.turn).try_lock_owned() else {
+    pub(super) async fn turn(&self) -> Turn {
+        let mut held = loop {
+            if let Ok(held) = Arc::clone(&self.inner.turn).try_lock_owned() {
+                break held;
+            }
+            let mut saving = self.inner.saving.subscribe();
+            if *saving.borrow_and_update() {
+                let _ = saving.wait_for(|saving| !saving).await;
+                continue;
+            }
+            if let Ok(held) = Arc::clone(&self.inner.turn).try_lock_owned() {
+                break held;
+            }
             let note = "codeact: another call of this session was running, so this one had the state as the last \
                         call left it, and what it defined is not kept";
             return Turn { session: self.clone(), held: None, note: Some(note.to_owned()) };
@@ -247,6 +273,22 @@ impl Turn {
         }
         Some(worker)
     }
+
+    /// Says that the run has ended and is answered: a call made from now until
+    /// [`settle`](Self::settle) waits for the turn.
+    pub(super) fn answering(&self) {
+        if self.held.as_deref().is_some_and(|worker| worker.as_ref().is_some_and(Worker::saving)) {
+            self.session.inner.saving.send_replace(true);
+        }
+    }
+
+    /// Puts in place the state the session's worker saved after the run ([`super::worker::settle`]).
+    pub(super) async fn settle(&mut self) {
+        let Some(worker) = self.held.as_deref_mut() else { return };
+        let inner = &self.session.inner;
+        super::worker::settle(worker, inner.sessions.folder(), &inner.id).await;
+        inner.saving.send_replace(false);
+    }
 }
 
 impl Drop for Turn {
@@ -266,6 +308,6 @@ impl Drop for Inner {
             *worker = None;
         }
         self.sessions.marks().remove(&self.id);
-        let _ = std::fs::remove_file(crate::session::file(self.sessions.folder(), &self.id));
+        remove_state(self.sessions.folder(), &self.id);
     }
 }

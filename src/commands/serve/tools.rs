@@ -174,7 +174,10 @@ impl CodeactServer {
                 () = cancel.cancelled() => return Err(McpError::internal_error("cancelled", None)),
             }
         };
-        let turn = self.session.as_ref().map(super::sessions::Session::turn);
+        let turn = match &self.session {
+            Some(session) => Some(session.turn().await),
+            None => None,
+        };
         let note = turn.as_ref().and_then(|turn| turn.note.clone());
         let request = child::Request { code, timeout, read_only };
         let running = Running::start(self.shared.launch.clone(), request, turn, self.shared.max_output, slot);

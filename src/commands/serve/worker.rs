@@ -4,18 +4,24 @@
 //! The worker is started at its session's first call and handed each program the call holding
 //! the session's turn runs ([`super::handoff::frame_for_worker`]). It reports each run as a
 //! `--mcp-result` run does, on stdout, then writes the run's end line on stderr: what came on
-//! stderr before it is codeact's warnings for that run. A worker that ended (its run crashed,
-//! passed its deadline or its memory limit, or was stopped) is started again at the next call,
-//! and loads what the last run that ended saved. A worker that does not say a run ended, or
-//! that sends more than a report may take, is stopped.
+//! stderr before it is codeact's warnings for that run. Then it saves the state beside the
+//! session's file and says so on stdout, `{"saved": true}`; the call is answered first, and
+//! still holds the session's turn until the server has put that state in place ([`settle`]).
+//! So nothing ends the worker, and no other call loads the state, between a run's answer and
+//! its save; and a run stopped before its report was read never has its state put in place,
+//! whatever the worker saved.
+//!
+//! A worker that ended (its run crashed, passed its deadline or its memory limit, or was
+//! stopped) is started again at the next call, and loads what the last run that ended saved. A
+//! worker that does not say a run ended, or that sends more than a report may take, is stopped.
 
 use std::ffi::OsString;
+use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -25,10 +31,13 @@ use super::handoff::{self, Settings};
 use crate::sandbox::Capture;
 use crate::spawn::{Group, Spawn as _};
 
-/// How long a worker may take to say that a run it reported has ended: it says so at once (it
-/// saved the state before it reported), unless the report was its watchdog's, after which it
-/// ends.
+/// How long a worker may take to say that a run it reported has ended: it says so at once,
+/// unless the report was its watchdog's, after which it ends.
 const END_LINE_WAIT: Duration = Duration::from_secs(10);
+
+/// How long a worker may take to save a run's state: a state near the largest that loads
+/// again (1 GiB) takes seconds.
+const SAVE_WAIT: Duration = Duration::from_mins(1);
 
 /// A session's worker process.
 #[derive(Debug)]
@@ -39,6 +48,8 @@ pub(crate) struct Worker {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Stderr>,
+    /// Whether it is saving the state of a run it reported, which [`settle`] puts in place.
+    saving: bool,
 }
 
 /// What a worker wrote on stderr that no run has taken.
@@ -71,12 +82,17 @@ impl Worker {
         };
         let kept = Arc::new(Stderr::default());
         tokio::spawn(read_stderr(stderr, Arc::clone(&kept)));
-        Ok(Self { child: process, group, stdin, stdout: BufReader::new(stdout), stderr: kept })
+        Ok(Self { child: process, group, stdin, stdout: BufReader::new(stdout), stderr: kept, saving: false })
     }
 
     /// Whether the process has ended.
     pub(super) fn ended(&mut self) -> bool {
         !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Whether it is saving the state of a run it reported.
+    pub(super) fn saving(&self) -> bool {
+        self.saving
     }
 }
 
@@ -160,26 +176,19 @@ pub(super) async fn run(
     let end = crate::digest::nonce();
     let settings = Settings { timeout: request.timeout.as_secs_f64(), read_only: request.read_only, end: end.clone() };
     let framed = handoff::frame_for_worker(&settings, &request.code);
-    let saved = AtomicBool::new(false);
     let exchanged = {
         let exchange = async {
             // A worker that cannot be handed the program has ended: it sends no report.
             if worker.stdin.write_all(&framed).await.is_err() {
                 return Ok(Vec::new());
             }
-            child::read_report(&mut worker.stdout, launch.max_report, &printed, &saved).await
+            child::read_report(&mut worker.stdout, launch.max_report, &printed).await
         };
-        tokio::pin!(exchange);
         tokio::select! {
-            report = &mut exchange => Exchanged::Report(report),
-            () = cancel.cancelled() => {
-                // A run whose state is saved has ended: stopping it now would say it did not.
-                if saved.load(Ordering::Relaxed) {
-                    tokio::time::timeout(END_LINE_WAIT, &mut exchange).await.map_or(Exchanged::Cancelled, Exchanged::Report)
-                } else {
-                    Exchanged::Cancelled
-                }
-            }
+            report = exchange => Exchanged::Report(report),
+            // Stopped before its report was read, the run did not end: what its worker may
+            // have saved since is never put in place.
+            () = cancel.cancelled() => Exchanged::Cancelled,
             () = tokio::time::sleep(request.timeout + OVERDUE) => Exchanged::Overdue,
         }
     };
@@ -219,10 +228,38 @@ pub(super) async fn run(
         stop(slot).await;
     }
     let ended = child::ended_run(&report, &warnings, || "the session sent what is not a report".to_owned());
-    if ended.is_err() {
-        stop(slot).await;
+    match slot {
+        Some(worker) if ended.is_ok() => worker.saving = true,
+        _ => stop(slot).await,
     }
     ended
+}
+
+/// Puts in place the state the worker in `slot` saved after the run it last reported, if it is
+/// saving one, as the session `id`'s in `folder`; a worker that does not say it saved in
+/// [`SAVE_WAIT`], or says what is not that, is stopped, and the session goes on from its save
+/// before. Called by the call that ran it, after its answer, while it holds the session's turn.
+pub(super) async fn settle(slot: &mut Option<Worker>, folder: &Path, id: &str) {
+    let Some(worker) = slot.as_mut().filter(|worker| worker.saving) else { return };
+    worker.saving = false;
+    let mut line = Vec::new();
+    let mut said = (&mut worker.stdout).take(64);
+    let saved = match tokio::time::timeout(SAVE_WAIT, said.read_until(b'\n', &mut line)).await {
+        Ok(Ok(_)) => serde_json::from_slice::<serde_json::Value>(&line).ok().and_then(|said| said["saved"].as_bool()),
+        Ok(Err(_)) | Err(_) => None,
+    };
+    match saved {
+        Some(true) => {
+            if let Err(err) = crate::session::commit(folder, id) {
+                crate::output::warning(&format!("a session's state could not be put in place: {err}"));
+            }
+        }
+        // The worker said why, with the next run's warnings.
+        Some(false) => {
+            let _ = std::fs::remove_file(crate::session::pending(folder, id));
+        }
+        None => stop(slot).await,
+    }
 }
 
 /// How an exchange with a worker ended.
@@ -230,7 +267,7 @@ enum Exchanged {
     /// With its report ([`child::read_report`]): the report line, empty when the worker ended
     /// first; `Err` when it was too long.
     Report(Result<Vec<u8>, ()>),
-    /// The call was cancelled before the run's state was saved.
+    /// The call was cancelled before the run's report was read.
     Cancelled,
     /// The run passed its deadline by [`OVERDUE`].
     Overdue,
