@@ -69,7 +69,7 @@ impl Serving {
         if route != Route::Mcp {
             return Self::default();
         }
-        Self { keeps_state: choice.keeps_state(), yield_after: Some(crate::limits::YIELD_AFTER) }
+        Self { keeps_state: choice.keeps_state_served(), yield_after: Some(crate::limits::YIELD_AFTER) }
     }
 }
 

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use super::guest::Background;
 use super::setup;
-use crate::backend::{self, Backend, Choice, Prepared, monty};
+use crate::backend::{self, Backend, Choice, Prepared, monty, wasm};
 use crate::catalog::Discovery;
 use crate::cli::RunArgs;
 use crate::config::Config;
@@ -51,7 +51,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
         (false, false) => Report::Text,
     };
     let max_output = config.limits.max_output;
-    let outcome = run_program(&config, Program { backend, prepared, text: &program, report }, kept.as_mut())?;
+    let place = match kept.as_mut() {
+        Some(kept) => Place::Session(kept),
+        None => Place::Alone(prepared),
+    };
+    let outcome = run_program(&config, Program { backend, place, text: &program, report })?;
     if let Some(kept) = &kept
         && !args.session_unsaved
     {
@@ -64,16 +68,26 @@ pub(crate) fn run(args: &RunArgs) -> Result<u8> {
 /// A program to run, and where.
 pub(super) struct Program<'a> {
     pub(super) backend: Backend,
-    pub(super) prepared: Prepared,
+    pub(super) place: Place<'a>,
     pub(super) text: &'a str,
     /// How the outcome is reported (by the watchdog, when it ends the run).
     pub(super) report: Report,
 }
 
-/// Runs `program` with `config`'s workspace, tools and limits, in the session `kept` if any. A
-/// served run (`Report::Mcp`) streams what its program prints as it prints it.
-pub(super) fn run_program(config: &Config, program: Program<'_>, kept: Option<&mut Kept>) -> Result<Outcome> {
-    let Program { backend, prepared, text: program, report } = program;
+/// Where a program runs.
+pub(super) enum Place<'a> {
+    /// On its own, on the backend prepared for it.
+    Alone(Prepared),
+    /// In a session kept on Monty, saved between runs.
+    Session(&'a mut Kept),
+    /// In a CPython guest kept in memory for the programs of a session of `codeact mcp serve`.
+    Guest(&'a mut wasm::Session),
+}
+
+/// Runs `program` with `config`'s workspace, tools and limits, where it says. A served run
+/// (`Report::Mcp`) streams what its program prints as it prints it.
+pub(super) fn run_program(config: &Config, program: Program<'_>) -> Result<Outcome> {
+    let Program { backend, place, text: program, report } = program;
     let started = Instant::now();
     let mut workspace = Workspace::open(&config.workspace)
         .with_context(|| format!("failed to open workspace `{}`", config.workspace.display()))?;
@@ -102,17 +116,19 @@ pub(super) fn run_program(config: &Config, program: Program<'_>, kept: Option<&m
         }
         let _ = output::report(outcome, report, max_output);
     });
-    let outcome = if let Some(kept) = kept {
-        run_kept(kept, program, &mut host, config.backend, config.guest_install)
-    } else {
-        let mut outcome = match monty_differs(config.backend, program) {
-            Some((cpython, because)) => run_on(cpython, program, &mut host, because),
-            None => prepared.run(program, &mut host),
-        };
-        if config.backend == Choice::Auto && outcome.beyond_monty.is_some() {
-            outcome = run_on_cpython(outcome, program, &mut host, config.guest_install);
+    let outcome = match place {
+        Place::Session(kept) => run_kept(kept, program, &mut host, config.backend, config.guest_install),
+        Place::Guest(guest) => guest.run_in(program, &mut host),
+        Place::Alone(prepared) => {
+            let mut outcome = match monty_differs(config.backend, program) {
+                Some((cpython, because)) => run_on(cpython, program, &mut host, because),
+                None => prepared.run(program, &mut host),
+            };
+            if config.backend == Choice::Auto && outcome.beyond_monty.is_some() {
+                outcome = run_on_cpython(outcome, program, &mut host, config.guest_install);
+            }
+            outcome
         }
-        outcome
     };
     watchdog.finish();
     if let Some(streamer) = streamer {

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use super::run::{Kept, Program, run_program};
+use super::run::{Kept, Place, Program, run_program};
 use super::serve::handoff::{self, Settings};
 use super::setup;
-use crate::backend::Backend;
+use crate::backend::{Backend, Choice, wasm};
 use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::exit;
@@ -29,30 +29,44 @@ use crate::output::{self, Report};
 /// effect at the next call.
 pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
     let name = args.session.as_deref().context("a worker needs --session")?;
-    let mut kept = Kept::open(name, args.sessions_dir.as_deref(), config.backend, &config.workspace)?;
+    let mut held = if config.backend == Choice::Wasm {
+        Held::Guest(wasm::Session::new()?)
+    } else {
+        Held::Saved(Kept::open(name, args.sessions_dir.as_deref(), config.backend, &config.workspace)?)
+    };
     for (settings, program) in requests() {
         let program = String::from_utf8(program).context("the program the server handed over is not UTF-8 text")?;
         let mut config = setup::run_config(args)?;
         config.limits.timeout = Duration::try_from_secs_f64(settings.timeout)
             .with_context(|| format!("the server handed over a timeout of {} s", settings.timeout))?;
         config.limits.read_only |= settings.read_only;
-        let run = Program {
-            backend: Backend::Monty,
-            prepared: Backend::Monty.prepare(),
-            text: &program,
-            report: Report::Mcp,
+        let (backend, place) = match &mut held {
+            Held::Saved(kept) => (Backend::Monty, Place::Session(kept)),
+            Held::Guest(guest) => (Backend::Wasm, Place::Guest(guest)),
         };
-        let outcome = run_program(&config, run, Some(&mut kept))?;
+        let outcome = run_program(&config, Program { backend, place, text: &program, report: Report::Mcp })?;
         output::report(&outcome, Report::Mcp, config.limits.max_output)?;
         say_ended(&settings);
         // Saved after the run is reported, so that the answer does not wait for it, and beside
         // the session's file: the server puts it in place once it has the report, before it
         // may end the worker or another call loads the state. A worker it stopped before it
         // had the report leaves the state as it was, as the server answers.
-        let saved = kept.save_pending();
+        let saved = match &held {
+            Held::Saved(kept) => kept.save_pending(),
+            Held::Guest(_) => false,
+        };
         output::data(if saved { b"{\"saved\":true}\n" } else { b"{\"saved\":false}\n" })?;
     }
     Ok(exit::SUCCESS)
+}
+
+/// Where a worker keeps its session.
+#[expect(clippy::large_enum_variant, reason = "a worker holds one, for as long as it runs")]
+enum Held {
+    /// On Monty, whose state is saved after each run.
+    Saved(Kept),
+    /// In a CPython guest, whose state lives in memory only: a worker that ends loses it.
+    Guest(wasm::Session),
 }
 
 /// Tells the server, on stderr, that what was written there before is the run's.

@@ -9,7 +9,9 @@
 //! point ([`main_call`]).
 //!
 //! Only the snapshot's initialisation is served the prelude: a run answers [`FETCH`] like any
-//! other name that is not a tool, and nothing a program does reaches a later run.
+//! other name that is not a tool, and nothing a program does reaches a later run, except in a
+//! guest kept for a session of `codeact mcp serve` ([`session_call`]), where later programs
+//! run in the interpreter the earlier ones left.
 
 use crate::digest::sha256_hex;
 
@@ -60,6 +62,22 @@ pub(crate) fn main_call(program: &str, tool_names: &str, mcp_functions: bool, no
     format!("__import__('builtins').__dict__.pop({MAIN:?})({program}, {tool_names}, {mcp}, {nonce:?})\n")
 }
 
+/// The Python code that runs `program` as [`main_call`] does, in a guest kept for a session:
+/// its first call takes the entry point from the builtins, and keeps it, with the namespace the
+/// session's programs share, for the next.
+#[must_use]
+pub(crate) fn session_call(program: &str, tool_names: &str, mcp_functions: bool, nonce: &str) -> String {
+    let program = serde_json::to_string(program).unwrap_or_else(|_| "''".to_owned());
+    let mcp = if mcp_functions { "True" } else { "False" };
+    format!(
+        "{SESSION} = globals().get({SESSION:?}) or (__import__('builtins').__dict__.pop({MAIN:?}), \
+         {{'__name__': '__main__'}}); {SESSION}[0]({program}, {tool_names}, {mcp}, {nonce:?}, {SESSION}[1])\n"
+    )
+}
+
+/// Where a session's guest keeps the entry point and the namespace ([`session_call`]).
+const SESSION: &str = "__codeact_session";
+
 /// A digest of everything this program puts into the snapshot, for the compiled guest's cache
 /// key: a new prelude never meets an old snapshot.
 #[must_use]
@@ -77,6 +95,18 @@ mod tests {
         assert_eq!(
             code,
             "__import__('builtins').__dict__.pop(\"__codeact_main\")(\"print('a\\\"b')\\nx = 1\", [\"view\"], True, \"0f\")\n"
+        );
+        assert_eq!(code.lines().count(), 1);
+    }
+
+    #[test]
+    fn the_session_call_keeps_the_entry_point_and_the_namespace_for_the_next() {
+        let code = session_call("x = 1", "[]", false, "0f");
+        assert_eq!(
+            code,
+            "__codeact_session = globals().get(\"__codeact_session\") or \
+             (__import__('builtins').__dict__.pop(\"__codeact_main\"), {'__name__': '__main__'}); \
+             __codeact_session[0](\"x = 1\", [], False, \"0f\", __codeact_session[1])\n"
         );
         assert_eq!(code.lines().count(), 1);
     }

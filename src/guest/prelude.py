@@ -8,7 +8,9 @@
 # headed by the run's nonce (the host takes no other report; see bridge.rs).
 
 
-def __codeact_main(source, tool_names, mcp_functions, nonce):
+def __codeact_main(source, tool_names, mcp_functions, nonce, namespace=None):
+    # `namespace` is a session's, kept from one program to the next; without one, the program
+    # runs in a namespace of its own.
     # Only built-in and frozen modules on the way to success: `ast` and `linecache` would be
     # compiled from source on every run.
     import _ast
@@ -173,7 +175,10 @@ def __codeact_main(source, tool_names, mcp_functions, nonce):
     for stream in (sys.__stdout__, sys.__stderr__):
         stream.reconfigure(errors="backslashreplace", line_buffering=True)
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-    namespace = {"__name__": "__main__", "__builtins__": names}
+    if namespace is None:
+        namespace = {"__name__": "__main__"}
+    # The tools are this run's, in a session too.
+    namespace["__builtins__"] = names
     try:
         try:
             tree = compile(source, program, "exec", _ast.PyCF_ONLY_AST)

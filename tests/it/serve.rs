@@ -1127,6 +1127,66 @@ fn a_run_that_crashes_or_runs_past_its_limits_ends_that_run_only() {
     assert_eq!(text(&results[2]), "safe\n", "{results:?}");
 }
 
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv and the guest wheels in target/guest-wheels (.ci/run makes both)"]
+fn on_wasm_a_session_keeps_its_cpython_guest_from_one_call_to_the_next() {
+    let env = workspace().with_wasm().env("CODEACT_BACKEND", "wasm").env("CODEACT_MAX_MEMORY", "200MiB");
+    let results = calls(
+        &env,
+        &Transport::Stdio,
+        &[
+            run("import json, sys\ncount = 41\ndef bump(n):\n    return n + 1\nclass Box:\n    size = 2\nv = view"),
+            run(
+                "print(bump(count), Box.size, json.dumps(len(v(path='notes/todo.txt').splitlines())), sys.version_info[0])",
+            ),
+            // What a program set before it raised stays, as in a REPL.
+            run("count = 1\nraise ValueError('no')"),
+            run("print(count)"),
+            // What the guest holds counts against each call's memory limit.
+            run("a = bytearray(120 * 1024 * 1024)"),
+            run("b = bytearray(120 * 1024 * 1024)"),
+            run("a = None\nb = bytearray(120 * 1024 * 1024)\nprint(len(b), count)"),
+            // A run past its deadline ends the guest, and says so.
+            json!({"tool": "run", "arguments": {"code": "while True:\n    pass", "timeout": 2}}),
+            run("print(count)"),
+        ],
+    );
+    assert_eq!(text(&results[1]), "42 2 2 3\n", "{results:?}");
+    assert!(text(&results[2]).contains("ValueError: no"), "{results:?}");
+    assert_eq!(text(&results[3]), "1\n", "{results:?}");
+    assert_eq!(results[4]["is_error"], false, "{results:?}");
+    assert!(text(&results[5]).contains("MemoryError"), "{results:?}");
+    assert_eq!(text(&results[6]), "125829120 1\n", "{results:?}");
+    assert!(text(&results[7]).contains("TimeoutError"), "{results:?}");
+    assert!(text(&results[7]).contains("ended the session's interpreter"), "{results:?}");
+    assert!(text(&results[8]).contains("NameError"), "{results:?}");
+    for result in &results {
+        assert_eq!(result["structured"]["backend"], "wasm", "{result}");
+    }
+
+    // Two HTTP clients at once, of one server: each has its own guest; a worker that ends
+    // takes its state with it, which the next call says.
+    let server = http_server(&env, &[]);
+    let results = sessions(
+        &env,
+        &Transport::Http(server),
+        2,
+        &[
+            (0, "mine = 'zero'", 0.0),
+            (1, "mine = 'one'", 0.0),
+            (0, "print(mine)", 0.0),
+            (1, "print(mine)", 0.0),
+            (1, "bash(command='kill -9 $PPID')", 0.0),
+            (1, "print(mine)", 0.0),
+            (0, "print(mine)", 0.0),
+        ],
+    );
+    assert_eq!((text(&results[2]), text(&results[3])), ("zero\n", "one\n"), "{results:?}");
+    assert!(text(&results[5]).contains("NameError"), "{results:?}");
+    assert!(text(&results[5]).contains("interpreter had ended"), "{results:?}");
+    assert_eq!(text(&results[6]), "zero\n", "{results:?}");
+}
+
 /// The pid of the process a program runs in: the parent of the shell its `bash` starts.
 const RUNS_IN: &str = "bash(command='echo $PPID')['stdout'].strip()";
 

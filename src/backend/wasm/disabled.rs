@@ -42,3 +42,17 @@ impl Loading {
 pub(crate) fn run(_program: &str, host: &mut Host, _loading: Loading) -> Outcome {
     Outcome::not_run("wasm", ProgramError::internal(not_compiled(Choice::Wasm)), host.elapsed())
 }
+
+/// No guest to keep.
+pub(crate) struct Session;
+
+impl Session {
+    pub(crate) fn new() -> Result<Self> {
+        Err(hint::error(not_compiled(Choice::Wasm), BUILD_IT))
+    }
+
+    #[expect(clippy::unused_self, reason = "the same method as the enabled backend's")]
+    pub(crate) fn run_in(&mut self, program: &str, host: &mut Host) -> Outcome {
+        run(program, host, Loading)
+    }
+}

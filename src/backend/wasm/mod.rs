@@ -4,12 +4,12 @@
 #[cfg(feature = "wasm")]
 mod enabled;
 #[cfg(feature = "wasm")]
-pub(crate) use enabled::{Loading, WASMTIME_VERSION, compile_stdlib, precompile, run};
+pub(crate) use enabled::{Loading, Session, WASMTIME_VERSION, compile_stdlib, precompile, run};
 
 #[cfg(not(feature = "wasm"))]
 mod disabled;
 #[cfg(not(feature = "wasm"))]
-pub(crate) use disabled::{Loading, WASMTIME_VERSION, compile_stdlib, precompile, run};
+pub(crate) use disabled::{Loading, Session, WASMTIME_VERSION, compile_stdlib, precompile, run};
 
 /// Whether this build carries the backend.
 pub(crate) const COMPILED_IN: bool = cfg!(feature = "wasm");

@@ -50,7 +50,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     let binary = reach::invocation();
     // A workspace that holds the sessions' folder would let programs read them: no sessions
     // there.
-    let mut keeps_state = !args.session_idle.is_zero() && config.backend.keeps_state();
+    let mut keeps_state = !args.session_idle.is_zero() && config.backend.keeps_state_served();
     if keeps_state && crate::session::dir().is_none_or(|dir| crate::session::folder_in(&dir, &config.workspace)) {
         output::warning(
             "codeact's sessions folder lies in the workspace (or there is none): programs keep no state between \
@@ -84,8 +84,11 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
         shared.push(OsString::from("--read-only"));
     }
     let program = std::env::current_exe().context("failed to find this binary to run programs with")?;
-    let sessions =
-        if keeps_state { Some(Sessions::new(args.session_idle, usize::from(args.max_concurrent))?) } else { None };
+    let sessions = if keeps_state {
+        Some(Sessions::new(args.session_idle, usize::from(args.max_concurrent), config.backend.keeps_state())?)
+    } else {
+        None
+    };
     let max_output = config.limits.max_output;
     let server = CodeactServer {
         shared: Arc::new(Shared {

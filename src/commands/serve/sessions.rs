@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,9 @@ pub(super) struct Sessions {
     idle: Duration,
     /// How many sessions may keep a worker at once.
     most_workers: usize,
+    /// Whether the workers save the state (on Monty), from which a worker that ended starts
+    /// again; else (a CPython guest) it lives in the worker only.
+    saved: bool,
     /// Where each session that has had a call stands, by id, and its worker.
     marks: Mutex<Marks>,
 }
@@ -77,7 +81,7 @@ impl Sessions {
     /// The sessions of a server with `slots` slots that keeps each for `idle` without a call, in
     /// a folder of its own in `served/` of the sessions' folder (`crate::session::dir`). Folders
     /// that servers which did not end left there for [`STALE`] are removed.
-    pub(super) fn new(idle: Duration, slots: usize) -> Result<Arc<Self>> {
+    pub(super) fn new(idle: Duration, slots: usize, saved: bool) -> Result<Arc<Self>> {
         let served = crate::session::dir().map(|dir| dir.join("served")).context("no folder to keep sessions in")?;
         crate::dirs::make_private_dir(&served)
             .with_context(|| format!("failed to make the folder `{}`", served.display()))?;
@@ -92,7 +96,7 @@ impl Sessions {
         }
         crate::reap::remove_on_stop(folder.path().to_owned());
         let most_workers = slots.saturating_mul(WORKERS_PER_SLOT);
-        Ok(Arc::new(Self { folder, idle, most_workers, marks: Mutex::new(HashMap::new()) }))
+        Ok(Arc::new(Self { folder, idle, most_workers, saved, marks: Mutex::new(HashMap::new()) }))
     }
 
     pub(super) fn folder(&self) -> &Path {
@@ -107,6 +111,7 @@ impl Sessions {
             sessions: Arc::clone(self),
             turn: Arc::new(AsyncMutex::new(None)),
             saving: watch::Sender::new(false),
+            had_worker: AtomicBool::new(false),
         };
         Session { inner: Arc::new(inner) }
     }
@@ -191,6 +196,9 @@ struct Inner {
     /// Whether the call that holds the turn has answered, and is putting its run's state in
     /// place: a call made then waits for it, as it would for a call that had ended.
     saving: watch::Sender<bool>,
+    /// Whether a worker has run its calls: one that ended since, without a save to start
+    /// again from, took what they defined with it.
+    had_worker: AtomicBool,
 }
 
 /// Removes what the session `id` has saved in `folder`.
@@ -226,8 +234,13 @@ impl Session {
             if let Ok(held) = Arc::clone(&self.inner.turn).try_lock_owned() {
                 break held;
             }
-            let note = "codeact: another call of this session was running, so this one had the state as the last \
-                        call left it, and what it defined is not kept";
+            let note = if self.inner.sessions.saved {
+                "codeact: another call of this session was running, so this one had the state as the last call \
+                 left it, and what it defined is not kept"
+            } else {
+                "codeact: another call of this session was running, so this one ran without the session's state, \
+                 and what it defined is not kept"
+            };
             return Turn { session: self.clone(), held: None, note: Some(note.to_owned()) };
         };
         let sessions = &self.inner.sessions;
@@ -236,21 +249,35 @@ impl Session {
         if ended {
             *held = None;
         }
-        let note = ended.then(|| {
-            format!(
+        let lost =
+            !sessions.saved && self.inner.had_worker.load(Ordering::Relaxed) && held.as_mut().is_none_or(Worker::ended);
+        let note = if ended {
+            Some(format!(
                 "codeact: this session had no call for over {}, so what its earlier programs defined was cleared",
                 crate::limits::format_seconds(sessions.idle)
+            ))
+        } else if lost {
+            Some(
+                "codeact: this session's interpreter had ended (a crash, a deadline, or room made for other \
+                 sessions), so what its earlier programs defined was cleared"
+                    .to_owned(),
             )
-        });
+        } else {
+            None
+        };
         Turn { session: self.clone(), held: Some(held), note }
     }
 }
 
 impl Turn {
     /// The arguments that make a run this session's: `--session ID --sessions-dir DIR`, and
-    /// `--session-unsaved` for a call that does not hold the turn.
+    /// `--session-unsaved` for a call that does not hold the turn; none for such a call when
+    /// the state is not saved, which then runs as a call without a session.
     pub(super) fn arguments(&self) -> Vec<std::ffi::OsString> {
         let inner = &self.session.inner;
+        if self.held.is_none() && !inner.sessions.saved {
+            return Vec::new();
+        }
         let mut arguments = vec![
             "--session".into(),
             inner.id.clone().into(),
@@ -267,10 +294,11 @@ impl Turn {
     /// (or it has ended), room is made for the one it starts.
     pub(super) fn worker(&mut self) -> Option<&mut Option<Worker>> {
         let worker = self.held.as_deref_mut()?;
+        let inner = &self.session.inner;
         if worker.as_mut().is_none_or(Worker::ended) {
-            let inner = &self.session.inner;
             inner.sessions.make_room_for_a_worker(&inner.id);
         }
+        inner.had_worker.store(true, Ordering::Relaxed);
         Some(worker)
     }
 

@@ -13,7 +13,7 @@ mod store;
 mod stream;
 
 pub(crate) use cache::precompile;
-pub(crate) use run::{Loading, compile_stdlib, run};
+pub(crate) use run::{Loading, Session, compile_stdlib, run};
 
 /// The wasmtime version compiled in: its pin in `Cargo.toml`, read by the build script.
 pub(crate) const WASMTIME_VERSION: &str = env!("CODEACT_WASMTIME_VERSION");

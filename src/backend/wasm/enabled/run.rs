@@ -10,16 +10,17 @@ use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
-use wasmtime::Engine;
 use wasmtime::component::Component;
+use wasmtime::{Engine, Store};
 use wasmtime_wasi::FsPerms;
 
-use super::bindings::SandboxPre;
+use super::bindings::exports::hyperlight::sandbox::executor::ExecutionResult;
+use super::bindings::{Sandbox, SandboxPre};
 use super::cache;
 use super::engine::{engine, linker};
 use super::heap::{grow_heaps_in_large_steps, huge_pages_for_this_threads_heap};
 use super::store::{GuestState, new_store};
-use super::stream::MAX_STDERR;
+use super::stream::{CaptureStream, MAX_STDERR};
 use crate::guest::bridge::{self, Reported};
 use crate::guest::ended::{self, Ended};
 use crate::guest::loader;
@@ -229,7 +230,8 @@ impl GuestRun<'_> {
 
     async fn run_async(self, deadline: Instant) -> Result<Ended> {
         let perms = if self.writable_stdlib { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-        let mut state = GuestState::new(self.installed, self.stdout, self.stderr, perms, self.memory)?;
+        let (stdout, stderr) = (CaptureStream::new(self.stdout), CaptureStream::new(self.stderr));
+        let mut state = GuestState::new(self.installed, stdout, stderr, perms, self.memory)?;
         state.expect_report(self.nonce);
         state.count_memory_in(self.memory_used);
         if let Some(calls) = self.calls {
@@ -255,25 +257,211 @@ impl GuestRun<'_> {
             executor.call_run(&mut store, &self.code).await
         };
         let result = tokio::time::timeout(remaining, call).await;
-        let (report, stop, memory_refused) = store.data_mut().finish();
-        let mut ended = Ended { stop, memory_refused, ..Ended::with_report(report) };
+        let ended = ended_with(&mut store, result);
         // The process ends after the run: the kernel unmaps the guest's memory at exit faster
         // than dropping the store does now (no TLB shootdown per mapping while threads run).
         std::mem::forget(store);
-        match result {
-            Err(_) => ended.timed_out = true,
-            Ok(Err(trap)) => match trap.downcast_ref::<wasmtime_wasi::I32Exit>() {
-                Some(exit) => ended.exited = Some(exit.0),
-                None => ended.failure = Some(format!("{:#}", anyhow::Error::from(trap))),
-            },
-            Ok(Ok(result)) => {
-                ended.executor_output = format!("{}{}", result.stdout, result.stderr);
-                // The prelude catches everything the program raises: an exception escaped it.
-                if result.exit_code != 0 {
-                    ended.failure = Some(format!("the prelude failed (exit code {})", result.exit_code));
-                }
+        Ok(ended)
+    }
+}
+
+/// What the executor's `run` answers, or why it did not.
+type Called = std::result::Result<wasmtime::Result<ExecutionResult>, tokio::time::error::Elapsed>;
+
+/// How a guest's run ended, from what its call gave (`Err` when it passed its deadline) and
+/// what its store saw.
+fn ended_with(store: &mut Store<GuestState>, result: Called) -> Ended {
+    let (report, stop, memory_refused) = store.data_mut().finish();
+    let mut ended = Ended { stop, memory_refused, ..Ended::with_report(report) };
+    match result {
+        Err(_) => ended.timed_out = true,
+        Ok(Err(trap)) => match trap.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            Some(exit) => ended.exited = Some(exit.0),
+            None => ended.failure = Some(format!("{:#}", anyhow::Error::from(trap))),
+        },
+        Ok(Ok(result)) => {
+            ended.executor_output = format!("{}{}", result.stdout, result.stderr);
+            // The prelude catches everything the program raises: an exception escaped it.
+            if result.exit_code != 0 {
+                ended.failure = Some(format!("the prelude failed (exit code {})", result.exit_code));
             }
+        }
+    }
+    ended
+}
+
+/// A guest kept from one program to the next, for a session of `codeact mcp serve`: what a
+/// program defines (variables, functions, imports) stays for the next, as in a REPL. Each
+/// program has its own host, deadline, memory limit, report nonce and output; the memory the
+/// guest holds counts against each program's limit. A program that does not end as programs
+/// do (it passed its deadline, hit a limit of its tools, or exited the interpreter) ends the
+/// guest with it, and the next program starts a fresh one.
+pub(crate) struct Session {
+    /// One executor for the session, so that what the guest waits on outlives each program.
+    runtime: tokio::runtime::Runtime,
+    guest: Guest,
+}
+
+/// A session's guest, and what it is made from.
+struct Guest {
+    engine: Engine,
+    installed: Installed,
+    /// The compiled guest: loading until the first program, then linked.
+    component: Linking,
+    kept: Option<Kept>,
+    /// The guest's linear memory, counted for the thread that serves its tool calls.
+    memory_used: Arc<AtomicUsize>,
+    stdout: CaptureStream,
+    stderr: CaptureStream,
+}
+
+enum Linking {
+    Loading(std::thread::JoinHandle<Result<Component>>),
+    Linked(SandboxPre<GuestState>),
+    Failed,
+}
+
+/// A guest that has run a session's programs.
+struct Kept {
+    store: Store<GuestState>,
+    sandbox: Sandbox,
+}
+
+impl Session {
+    /// A session of the installed guest, which starts loading now.
+    pub(crate) fn new() -> Result<Self> {
+        let Pending { engine, installed, component, .. } = Loading::start().0?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+        let nowhere = Arc::new(Mutex::new(Capture::new(0)));
+        let guest = Guest {
+            engine,
+            installed,
+            component: Linking::Loading(component),
+            kept: None,
+            memory_used: Arc::default(),
+            stdout: CaptureStream::new(&nowhere),
+            stderr: CaptureStream::new(&nowhere),
+        };
+        Ok(Self { runtime, guest })
+    }
+
+    /// Runs `program` against `host` in the session's guest.
+    pub(crate) fn run_in(&mut self, program: &str, host: &mut Host) -> Outcome {
+        // The watchdog reads the output as it is written.
+        self.guest.stdout.point_at(host.live().stdout());
+        self.guest.stderr.point_at(host.live().stderr());
+        let ended = self.execute(program, host);
+        let mut outcome = ended::outcome("wasm", host, None, ended);
+        if self.guest.kept.is_none() {
+            outcome.stderr.push_str(
+                "codeact: this run ended the session's interpreter, so what its programs defined is gone; the next \
+                 call starts afresh\n",
+            );
+        }
+        outcome
+    }
+
+    /// Runs the guest on its own thread and serves its tool calls on this one.
+    fn execute(&mut self, program: &str, host: &mut Host) -> Result<Ended> {
+        let nonce = crate::digest::nonce();
+        let code = loader::session_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host), &nonce);
+        let deadline = host.deadline();
+        let memory = host.limits().max_memory;
+        let (calls, messages) = serve::channel();
+        let loading = matches!(self.guest.component, Linking::Loading(_));
+        // Waiting for the guest to load is not the program's time: the watchdog waits too.
+        if loading {
+            host.hold_clock();
+        }
+        let engine = self.guest.engine.clone();
+        let memory_used = Arc::clone(&self.guest.memory_used);
+        let run = Run { code, nonce, calls, memory, deadline, loading };
+        std::thread::scope(|scope| {
+            let ticker = Ticker::start(scope, &engine);
+            let guest = std::thread::Builder::new().name("wasm".into()).spawn_scoped(scope, || {
+                huge_pages_for_this_threads_heap();
+                let ended = self.runtime.block_on(self.guest.run(run));
+                drop(ticker);
+                ended
+            });
+            let guest = guest.context("failed to start the guest thread")?;
+            serve::serve(host, &messages, || memory.saturating_sub(memory_used.load(Ordering::Relaxed)));
+            guest.join().map_err(|_| anyhow::anyhow!("the guest thread panicked"))?
+        })
+    }
+}
+
+impl Guest {
+    /// The guest, linked once it has loaded.
+    fn linked(&mut self) -> Result<SandboxPre<GuestState>> {
+        if matches!(self.component, Linking::Loading(_))
+            && let Linking::Loading(component) = std::mem::replace(&mut self.component, Linking::Failed)
+        {
+            let component = component.join().map_err(|_| anyhow::anyhow!("loading the guest panicked"))??;
+            let pre = linker(&self.engine)?
+                .instantiate_pre(&component)
+                .map_err(anyhow::Error::from)
+                .and_then(|pre| SandboxPre::new(pre).map_err(anyhow::Error::from))
+                .context("the guest does not link with the host")?;
+            self.component = Linking::Linked(pre);
+        }
+        match &self.component {
+            Linking::Linked(pre) => Ok(pre.clone()),
+            Linking::Loading(_) | Linking::Failed => bail!("the guest could not be loaded"),
+        }
+    }
+
+    /// Runs one program in the kept guest, or a fresh one; keeps the guest when the program
+    /// ended as programs do.
+    async fn run(&mut self, run: Run) -> Result<Ended> {
+        let Run { code, nonce, calls, memory, deadline, loading } = run;
+        let waiting = Instant::now();
+        let pre = self.linked()?;
+        let waited = waiting.elapsed();
+        let (mut store, mut sandbox) = if let Some(Kept { store, sandbox }) = self.kept.take() {
+            (store, Some(sandbox))
+        } else {
+            let (stdout, stderr) = (self.stdout.clone(), self.stderr.clone());
+            let mut state = GuestState::new(&self.installed, stdout, stderr, FsPerms::ReadOnly, memory)?;
+            self.memory_used.store(0, Ordering::Relaxed);
+            state.count_memory_in(Arc::clone(&self.memory_used));
+            (new_store(&self.engine, state), None)
+        };
+        let state = store.data_mut();
+        state.expect_report(nonce);
+        state.send_calls(calls);
+        state.limit_memory(memory);
+        let deadline = if loading { store.data().loaded(waited, deadline + waited).await } else { deadline };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let call = async {
+            let instance = match sandbox.take() {
+                Some(instance) => instance,
+                None => pre.instantiate_async(&mut store).await?,
+            };
+            store.set_epoch_deadline(1);
+            let instance = sandbox.insert(instance);
+            instance.hyperlight_sandbox_executor().call_run(&mut store, &code).await
+        };
+        let result = tokio::time::timeout(remaining, call).await;
+        let ended = ended_with(&mut store, result);
+        let ran_as_programs_do =
+            !ended.timed_out && ended.exited.is_none() && ended.failure.is_none() && ended.stop.is_none();
+        if let Some(sandbox) = sandbox.filter(|_| ran_as_programs_do) {
+            self.kept = Some(Kept { store, sandbox });
         }
         Ok(ended)
     }
+}
+
+/// One program of a session, as [`Guest::run`] runs it.
+struct Run {
+    /// What the guest runs ([`loader::session_call`]).
+    code: String,
+    /// The nonce `code` passes the prelude, which its report must carry.
+    nonce: String,
+    calls: ToHost,
+    memory: usize,
+    deadline: Instant,
+    /// Whether the guest is still loading: the first program's.
+    loading: bool,
 }

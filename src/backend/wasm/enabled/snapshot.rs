@@ -13,7 +13,7 @@ use wasmtime_wasi::FsPerms;
 use super::bindings::Sandbox;
 use super::engine::{engine_with, linker};
 use super::store::{GuestState, new_store};
-use super::stream::{MAX_STDERR, take};
+use super::stream::{CaptureStream, MAX_STDERR, take};
 use crate::guest::Installed;
 use crate::guest::loader;
 use crate::sandbox::Capture;
@@ -36,7 +36,13 @@ pub(super) fn snapshot(installed: &Installed, wasm: &[u8]) -> Result<Vec<u8>> {
         .map_err(anyhow::Error::from)
         .context("failed to compile the guest for its snapshot")?;
     let stderr = Arc::new(Mutex::new(Capture::new(MAX_STDERR)));
-    let mut state = GuestState::new(installed, &stderr, &stderr, FsPerms::ReadOnly, 1 << 30)?;
+    let mut state = GuestState::new(
+        installed,
+        CaptureStream::new(&stderr),
+        CaptureStream::new(&stderr),
+        FsPerms::ReadOnly,
+        1 << 30,
+    )?;
     state.serve_prelude();
     let mut store = new_store(engine, state);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;

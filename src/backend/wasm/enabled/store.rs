@@ -3,8 +3,8 @@
 //! answered by a hook that denies every request, a limiter summing every linear memory, and the
 //! `tools` import, which hands each call to the thread that owns the host.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
@@ -20,7 +20,7 @@ use crate::guest::bridge::{self, Reply, Reported, Reports};
 use crate::guest::loader;
 use crate::guest::manifest::STDLIB_GUEST_PATH;
 use crate::guest::serve::ToHost;
-use crate::sandbox::{Capture, LimitHit};
+use crate::sandbox::LimitHit;
 
 /// One guest's host state: its WASI context and resources, its memory cap, and the channel
 /// its tool calls go out on.
@@ -45,8 +45,8 @@ impl GuestState {
     /// `stdout` and `stderr`, `memory` bytes of linear memory, and no tool calls served yet.
     pub(super) fn new(
         installed: &Installed,
-        stdout: &Arc<Mutex<Capture>>,
-        stderr: &Arc<Mutex<Capture>>,
+        stdout: CaptureStream,
+        stderr: CaptureStream,
         stdlib: FsPerms,
         memory: usize,
     ) -> Result<Self> {
@@ -55,7 +55,7 @@ impl GuestState {
         // File reads of the standard library on this thread, not a blocking pool: imports
         // take half the time, and nothing else runs meanwhile anyway.
         wasi.allow_blocking_current_thread(true);
-        wasi.stdout(CaptureStream(stdout.clone())).stderr(CaptureStream(stderr.clone()));
+        wasi.stdout(stdout).stderr(stderr);
         wasi.preopened_dir(installed.stdlib(), STDLIB_GUEST_PATH, stdlib)
             .map_err(anyhow::Error::from)
             .context("failed to mount the standard library")?;
@@ -85,6 +85,13 @@ impl GuestState {
     /// Counts the bytes of linear memory the guest holds in `used`, which another thread reads.
     pub(super) fn count_memory_in(&mut self, used: Arc<AtomicUsize>) {
         self.memory.used = used;
+    }
+
+    /// Caps the guest's linear memory, all it holds already included, at `limit` bytes for the
+    /// next program: the limit of each program of a kept guest is its own.
+    pub(super) fn limit_memory(&mut self, limit: usize) {
+        self.memory.limit = limit;
+        self.memory.refused = false;
     }
 
     /// Answers the prelude's fetch: only while the snapshot is made.

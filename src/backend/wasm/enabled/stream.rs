@@ -20,13 +20,24 @@ pub(super) fn take(capture: &Arc<Mutex<Capture>>) -> Capture {
     std::mem::replace(&mut *guard, Capture::new(0))
 }
 
-/// The guest's stdout or stderr, kept within a budget as it is written.
+/// The guest's stdout or stderr, kept within a budget as it is written: into the capture it
+/// was last [pointed at](Self::point_at), so that a guest kept for the next program writes into
+/// that program's.
 #[derive(Clone)]
-pub(super) struct CaptureStream(pub(super) Arc<Mutex<Capture>>);
+pub(super) struct CaptureStream(Arc<Mutex<Arc<Mutex<Capture>>>>);
 
 impl CaptureStream {
+    pub(super) fn new(capture: &Arc<Mutex<Capture>>) -> Self {
+        Self(Arc::new(Mutex::new(Arc::clone(capture))))
+    }
+
+    /// Writes into `capture` from now on.
+    pub(super) fn point_at(&self, capture: &Arc<Mutex<Capture>>) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(capture);
+    }
+
     fn writer(&self) -> CaptureWriter {
-        CaptureWriter { capture: self.0.clone(), pending: Vec::new() }
+        CaptureWriter { target: self.0.clone(), pending: Vec::new() }
     }
 }
 
@@ -50,7 +61,7 @@ impl StdoutStream for CaptureStream {
 
 /// Feeds bytes to a [`Capture`], holding back an incomplete UTF-8 sequence at the end.
 struct CaptureWriter {
-    capture: Arc<Mutex<Capture>>,
+    target: Arc<Mutex<Arc<Mutex<Capture>>>>,
     pending: Vec<u8>,
 }
 
@@ -66,7 +77,8 @@ impl CaptureWriter {
             Err(_) => self.pending.len(),
         };
         let chunk: Vec<u8> = self.pending.drain(..valid).collect();
-        if let Ok(mut capture) = self.capture.lock() {
+        let capture = Arc::clone(&self.target.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        if let Ok(mut capture) = capture.lock() {
             capture.push(&String::from_utf8_lossy(&chunk));
         }
     }
