@@ -242,9 +242,10 @@ pub(crate) struct ServeArgs {
     pub(crate) max_concurrent: u16,
 
     /// How long a client's session keeps what its programs defined (variables, functions,
-    /// imports) while no call comes, in seconds; 0 keeps nothing between calls. Monty only.
-    /// Each session is kept in memory by a worker process; at most four per --max-concurrent
-    /// slot are kept, the least recently used idle one ending first.
+    /// imports) while no call comes, in seconds; 0 keeps nothing between calls. Each session
+    /// is kept in memory by a worker process (on wasm and hyperlight, its CPython guest; on
+    /// Monty, saved too); at most four per --max-concurrent slot are kept, the least recently
+    /// used idle one ending first.
     #[arg(long, value_name = "SECS", default_value = "1800", value_parser = parse_idle)]
     pub(crate) session_idle: Duration,
 

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use minijinja::{Environment, UndefinedBehavior, Value, context};
 use serde::Serialize;
 
-use crate::backend::{Backend, Choice};
+use crate::backend::Backend;
 use crate::catalog::Catalog;
 use crate::catalog::entry::{Source, ToolDoc};
 use crate::copilot::MARKER_PREFIX;
@@ -62,14 +62,14 @@ pub(crate) struct Serving {
 
 impl Serving {
     /// What a server started with its defaults does, for a model that reaches codeact by
-    /// `route` with the backend `choice` (nothing, on the shell route): the instructions files
-    /// and the hooks cannot know the server's flags.
+    /// `route` (nothing, on the shell route): the instructions files and the hooks cannot know
+    /// the server's flags.
     #[must_use]
-    pub(crate) fn defaults(route: Route, choice: Choice) -> Self {
+    pub(crate) fn defaults(route: Route) -> Self {
         if route != Route::Mcp {
             return Self::default();
         }
-        Self { keeps_state: choice.keeps_state_served(), yield_after: Some(crate::limits::YIELD_AFTER) }
+        Self { keeps_state: true, yield_after: Some(crate::limits::YIELD_AFTER) }
     }
 }
 

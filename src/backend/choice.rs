@@ -46,11 +46,4 @@ impl Choice {
     pub(crate) fn keeps_state(self) -> bool {
         matches!(self, Self::Auto | Self::Monty)
     }
-
-    /// Whether a session of `codeact mcp serve` keeps its programs' state on this choice: on
-    /// Monty, and on `wasm`, whose guest its worker keeps in memory.
-    #[must_use]
-    pub(crate) fn keeps_state_served(self) -> bool {
-        self.keeps_state() || self == Self::Wasm
-    }
 }

@@ -11,4 +11,6 @@ pub(crate) mod wasm;
 
 pub(crate) use choice::Choice;
 pub(crate) use preflight::{Check, Status, preflight, statuses};
-pub(crate) use select::{Backend, BackendUnavailable, Prepared, cpython, fallback, select, select_without_probing};
+pub(crate) use select::{
+    Backend, BackendUnavailable, GuestSession, Prepared, cpython, fallback, select, select_without_probing,
+};

@@ -96,6 +96,41 @@ impl Prepared {
     }
 }
 
+/// A CPython guest kept in memory from one program to the next, for a session of
+/// `codeact mcp serve`: what the programs define stays in it, and nothing is saved.
+#[expect(clippy::large_enum_variant, reason = "a worker holds one, for as long as it runs")]
+pub(crate) enum GuestSession {
+    Wasm(wasm::Session),
+    Hyperlight(hyperlight::Session),
+}
+
+impl GuestSession {
+    /// A session on `backend`, a CPython one; `None` for Monty, whose sessions are saved.
+    pub(crate) fn new(backend: Backend) -> Option<anyhow::Result<Self>> {
+        match backend {
+            Backend::Monty => None,
+            Backend::Wasm => Some(wasm::Session::new().map(Self::Wasm)),
+            Backend::Hyperlight => Some(hyperlight::Session::new().map(Self::Hyperlight)),
+        }
+    }
+
+    #[must_use]
+    pub(crate) fn backend(&self) -> Backend {
+        match self {
+            Self::Wasm(_) => Backend::Wasm,
+            Self::Hyperlight(_) => Backend::Hyperlight,
+        }
+    }
+
+    /// Runs `program` with `host` serving its tool calls, in the session's guest.
+    pub(crate) fn run_in(&mut self, program: &str, host: &mut Host) -> Outcome {
+        match self {
+            Self::Wasm(session) => session.run_in(program, host),
+            Self::Hyperlight(session) => session.run_in(program, host),
+        }
+    }
+}
+
 /// Whether the wasm backend can run here.
 pub(super) fn wasm_ready() -> Result<(), BackendUnavailable> {
     let unavailable =

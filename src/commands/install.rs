@@ -83,7 +83,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<u8> {
         limits: &config.limits,
         binary: &invocation,
         route,
-        serving: Serving::defaults(route, config.backend),
+        serving: Serving::defaults(route),
     };
     let regenerate = format!(
         "codeact install{}{} --backend {}",

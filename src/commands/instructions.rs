@@ -26,7 +26,7 @@ pub(crate) fn run(args: &BackendArgs) -> Result<u8> {
         limits: &config.limits,
         binary: &binary,
         route,
-        serving: Serving::defaults(route, config.backend),
+        serving: Serving::defaults(route),
     }
     .reference()?;
     output::text(&text)?;

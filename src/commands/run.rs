@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use super::guest::Background;
 use super::setup;
-use crate::backend::{self, Backend, Choice, Prepared, monty, wasm};
+use crate::backend::{self, Backend, Choice, GuestSession, Prepared, monty};
 use crate::catalog::Discovery;
 use crate::cli::RunArgs;
 use crate::config::Config;
@@ -81,7 +81,7 @@ pub(super) enum Place<'a> {
     /// In a session kept on Monty, saved between runs.
     Session(&'a mut Kept),
     /// In a CPython guest kept in memory for the programs of a session of `codeact mcp serve`.
-    Guest(&'a mut wasm::Session),
+    Guest(&'a mut GuestSession),
 }
 
 /// Runs `program` with `config`'s workspace, tools and limits, where it says. A served run

@@ -18,7 +18,7 @@ use anyhow::{Context as _, Result};
 use super::run::{Kept, Place, Program, run_program};
 use super::serve::handoff::{self, Settings};
 use super::setup;
-use crate::backend::{Backend, Choice, wasm};
+use crate::backend::{self, Backend, Choice, GuestSession};
 use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::exit;
@@ -29,10 +29,14 @@ use crate::output::{self, Report};
 /// effect at the next call.
 pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
     let name = args.session.as_deref().context("a worker needs --session")?;
-    let mut held = if config.backend == Choice::Wasm {
-        Held::Guest(wasm::Session::new()?)
-    } else {
-        Held::Saved(Kept::open(name, args.sessions_dir.as_deref(), config.backend, &config.workspace)?)
+    // The server starts workers only for a backend that keeps state: Monty, or a CPython one.
+    let held = match config.backend {
+        Choice::Auto | Choice::Monty => None,
+        Choice::Wasm | Choice::Hyperlight => GuestSession::new(backend::select(config.backend)?),
+    };
+    let mut held = match held {
+        Some(guest) => Held::Guest(guest?),
+        None => Held::Saved(Kept::open(name, args.sessions_dir.as_deref(), config.backend, &config.workspace)?),
     };
     for (settings, program) in requests() {
         let program = String::from_utf8(program).context("the program the server handed over is not UTF-8 text")?;
@@ -42,7 +46,7 @@ pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
         config.limits.read_only |= settings.read_only;
         let (backend, place) = match &mut held {
             Held::Saved(kept) => (Backend::Monty, Place::Session(kept)),
-            Held::Guest(guest) => (Backend::Wasm, Place::Guest(guest)),
+            Held::Guest(guest) => (guest.backend(), Place::Guest(guest)),
         };
         let outcome = run_program(&config, Program { backend, place, text: &program, report: Report::Mcp })?;
         output::report(&outcome, Report::Mcp, config.limits.max_output)?;
@@ -66,7 +70,7 @@ enum Held {
     /// On Monty, whose state is saved after each run.
     Saved(Kept),
     /// In a CPython guest, whose state lives in memory only: a worker that ends loses it.
-    Guest(wasm::Session),
+    Guest(GuestSession),
 }
 
 /// Tells the server, on stderr, that what was written there before is the run's.

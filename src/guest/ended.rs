@@ -34,6 +34,19 @@ impl Ended {
             executor_output: String::new(),
         }
     }
+
+    /// Whether the run ended as a program does, reporting how: the guest that ran it can run
+    /// the next program of a session. One that passed its deadline, hit a limit of its tools,
+    /// ended the interpreter, failed outside the program or sent no valid report (the program
+    /// broke what the prelude reports with) cannot.
+    #[must_use]
+    pub(crate) fn ran_as_programs_do(&self) -> bool {
+        let reported = match &self.report {
+            Reported::Report(json) => serde_json::from_str::<bridge::Report>(json).is_ok(),
+            Reported::Missing | Reported::Tampered => false,
+        };
+        reported && !self.timed_out && self.exited.is_none() && self.failure.is_none() && self.stop.is_none()
+    }
 }
 
 /// The outcome of a run on `backend` that ended as `ended` (or could not run).

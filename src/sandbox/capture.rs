@@ -3,6 +3,30 @@
 //! line between them.
 
 use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Where a guest kept from one run to the next writes its output: into the capture of the run
+/// it was last [pointed at](Self::point_at).
+#[derive(Debug, Clone)]
+pub(crate) struct Outlet(Arc<Mutex<Arc<Mutex<Capture>>>>);
+
+impl Outlet {
+    #[must_use]
+    pub(crate) fn new(capture: &Arc<Mutex<Capture>>) -> Self {
+        Self(Arc::new(Mutex::new(Arc::clone(capture))))
+    }
+
+    /// Writes into `capture` from now on.
+    pub(crate) fn point_at(&self, capture: &Arc<Mutex<Capture>>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Arc::clone(capture);
+    }
+
+    /// Adds `text` to the capture it points at.
+    pub(crate) fn push(&self, text: &str) {
+        let capture = Arc::clone(&self.0.lock().unwrap_or_else(PoisonError::into_inner));
+        capture.lock().unwrap_or_else(PoisonError::into_inner).push(text);
+    }
+}
 
 /// Captured stdout within a byte budget.
 #[derive(Debug, Clone)]

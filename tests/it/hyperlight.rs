@@ -353,3 +353,36 @@ fn the_hooks_never_start_a_micro_vm() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(cache.join("hyperlight/probe.json").exists(), "detect did not keep the probe's answer");
 }
+
+#[test]
+#[ignore = "needs the guest wheels and a hypervisor that runs Hyperlight guests (tests/vm/hyperlight.sh)"]
+fn a_served_session_keeps_its_micro_vm_from_one_call_to_the_next() {
+    use crate::serve::{result_text, stdio_calls_in_turn, tool_call};
+
+    let Some(env) = hyperlight_env() else { return };
+    // Each call waits for its program: a micro-VM nested in an emulated CPU is slow to start.
+    let run = |id: u64, code: &str| tool_call(id, "run", serde_json::json!({"code": code, "yield_after": 0}));
+    let answers = stdio_calls_in_turn(
+        env.command(&["mcp", "serve", "--backend", "hyperlight"]),
+        &[
+            run(1, "import json\ncount = 41\ndef bump(n):\n    return n + 1\nclass Box:\n    size = 2"),
+            run(2, "print(bump(count), Box.size, json.dumps([count]))"),
+            // What a program set before it raised stays, as in a REPL.
+            run(3, "count = 1\nraise ValueError('no')"),
+            run(4, "print(count)"),
+            // A run past its deadline ends the micro-VM, and says so.
+            tool_call(5, "run", serde_json::json!({"code": "while True:\n    pass", "timeout": 3, "yield_after": 0})),
+            run(6, "print(count)"),
+        ],
+    );
+    let texts: Vec<&str> = answers[1..].iter().map(result_text).collect();
+    assert_eq!(texts[1], "42 2 [41]\n", "{answers:?}");
+    assert!(texts[2].contains("ValueError: no"), "{answers:?}");
+    assert_eq!(texts[3], "1\n", "{answers:?}");
+    assert!(texts[4].contains("TimeoutError"), "{answers:?}");
+    assert!(texts[4].contains("ended the session's interpreter"), "{answers:?}");
+    assert!(texts[5].contains("NameError"), "{answers:?}");
+    for answer in &answers[1..] {
+        assert_eq!(answer["result"]["structuredContent"]["backend"], "hyperlight", "{answer}");
+    }
+}

@@ -507,44 +507,86 @@ fn initialize() -> Value {
 }
 
 /// A `tools/call` request with `id`.
-fn tool_call(id: u64, tool: &str, arguments: Value) -> Value {
+pub(crate) fn tool_call(id: u64, tool: &str, arguments: Value) -> Value {
     let mut call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool}});
     call["params"]["arguments"] = arguments;
     call
 }
 
+/// A `codeact mcp serve` over stdio, as a test talks to it.
+struct StdioServer {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl StdioServer {
+    /// Starts `command` (a `codeact mcp serve`) and sends `initialize`.
+    fn start(mut command: Command, stderr: Stdio) -> Self {
+        let mut child =
+            command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr).spawn().expect("start the server");
+        let stdin = child.stdin.take().expect("stdin");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut server = Self { child, stdin, lines };
+        server.send(&initialize());
+        server
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.stdin.write_all(format!("{message}\n").as_bytes()).expect("write to the server");
+    }
+
+    /// The next answer to a request, `None` once the server's stdout ends.
+    fn answer(&mut self) -> Option<Value> {
+        loop {
+            let Some(Ok(line)) = self.lines.next() else { return None };
+            let answer: Value = serde_json::from_str(&line).expect("the server writes JSON-RPC");
+            if answer.get("id").is_some() {
+                return Some(answer);
+            }
+        }
+    }
+}
+
 /// One stdio session of `command` (a `codeact mcp serve`): `initialize`, then each of `calls`;
 /// returns the answers by id (the `initialize` result first) and, once stdin is closed, the
 /// exit status and stderr.
-fn stdio_session(mut command: Command, calls: &[Value]) -> (Vec<Value>, Option<i32>, String) {
-    let mut child =
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start the server");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut answers = Vec::new();
-    let mut send = |message: &Value| {
-        stdin.write_all(format!("{message}\n").as_bytes()).expect("write to the server");
-    };
-    send(&initialize());
-    send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+fn stdio_session(command: Command, calls: &[Value]) -> (Vec<Value>, Option<i32>, String) {
+    let mut server = StdioServer::start(command, Stdio::piped());
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     for call in calls {
-        send(call);
+        server.send(call);
     }
+    let mut answers = Vec::new();
     while answers.len() < calls.len() + 1 {
-        let Some(Ok(line)) = lines.next() else { break };
-        let answer: Value = serde_json::from_str(&line).expect("the server writes JSON-RPC");
-        if answer.get("id").is_some() {
-            answers.push(answer);
-        }
+        let Some(answer) = server.answer() else { break };
+        answers.push(answer);
     }
+    let StdioServer { child, stdin, .. } = server;
     drop(stdin);
     let output = child.wait_with_output().expect("wait for the server");
     answers.sort_by_key(|answer| answer["id"].as_u64());
     (answers, output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
+/// One stdio session of `command` (a `codeact mcp serve`): `initialize`, then each of `calls`
+/// once the one before it is answered; returns the answers (the `initialize` result first).
+pub(crate) fn stdio_calls_in_turn(command: Command, calls: &[Value]) -> Vec<Value> {
+    let mut server = StdioServer::start(command, Stdio::null());
+    let mut answers = vec![server.answer().expect("an answer to initialize")];
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for call in calls {
+        server.send(call);
+        answers.push(server.answer().expect("an answer"));
+    }
+    let StdioServer { mut child, stdin, .. } = server;
+    drop(stdin);
+    let _ = child.wait();
+    answers
+}
+
 /// The text of a `tools/call` result.
-fn result_text(answer: &Value) -> &str {
+pub(crate) fn result_text(answer: &Value) -> &str {
     answer["result"]["content"][0]["text"].as_str().unwrap_or_default()
 }
 
@@ -1149,6 +1191,10 @@ fn on_wasm_a_session_keeps_its_cpython_guest_from_one_call_to_the_next() {
             // A run past its deadline ends the guest, and says so.
             json!({"tool": "run", "arguments": {"code": "while True:\n    pass", "timeout": 2}}),
             run("print(count)"),
+            // So does a program whose report a program before it broke: the next starts afresh.
+            run("count = 5\nimport json\njson.dumps = lambda *args, **kwargs: 'not json'"),
+            run("print(count)"),
+            run("print(count)"),
         ],
     );
     assert_eq!(text(&results[1]), "42 2 2 3\n", "{results:?}");
@@ -1160,6 +1206,10 @@ fn on_wasm_a_session_keeps_its_cpython_guest_from_one_call_to_the_next() {
     assert!(text(&results[7]).contains("TimeoutError"), "{results:?}");
     assert!(text(&results[7]).contains("ended the session's interpreter"), "{results:?}");
     assert!(text(&results[8]).contains("NameError"), "{results:?}");
+    assert_eq!(results[9]["is_error"], false, "{results:?}");
+    assert!(text(&results[10]).starts_with("5\n"), "{results:?}");
+    assert!(text(&results[10]).contains("ended the session's interpreter"), "{results:?}");
+    assert!(text(&results[11]).contains("NameError"), "{results:?}");
     for result in &results {
         assert_eq!(result["structured"]["backend"], "wasm", "{result}");
     }

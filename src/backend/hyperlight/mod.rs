@@ -6,12 +6,12 @@
 #[cfg(hyperlight)]
 mod enabled;
 #[cfg(hyperlight)]
-pub(crate) use enabled::{HYPERLIGHT_VERSION, installed, kept_probe, probe, run};
+pub(crate) use enabled::{HYPERLIGHT_VERSION, Session, installed, kept_probe, probe, run};
 
 #[cfg(not(hyperlight))]
 mod disabled;
 #[cfg(not(hyperlight))]
-pub(crate) use disabled::{HYPERLIGHT_VERSION, installed, kept_probe, probe, run};
+pub(crate) use disabled::{HYPERLIGHT_VERSION, Session, installed, kept_probe, probe, run};
 
 mod missing;
 pub(crate) use missing::{NO_MICRO_VM_FIX, missing_fix, missing_reason};

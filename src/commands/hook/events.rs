@@ -237,7 +237,7 @@ fn session_start(input: &[u8], host: Option<Agent>) -> Result<Option<serde_json:
         limits: &config.limits,
         binary: &invocation,
         route,
-        serving: Serving::defaults(route, config.backend),
+        serving: Serving::defaults(route),
     }
     .reference()?;
     let text = match mismatch {

@@ -50,7 +50,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<u8> {
     let binary = reach::invocation();
     // A workspace that holds the sessions' folder would let programs read them: no sessions
     // there.
-    let mut keeps_state = !args.session_idle.is_zero() && config.backend.keeps_state_served();
+    let mut keeps_state = !args.session_idle.is_zero();
     if keeps_state && crate::session::dir().is_none_or(|dir| crate::session::folder_in(&dir, &config.workspace)) {
         output::warning(
             "codeact's sessions folder lies in the workspace (or there is none): programs keep no state between \

@@ -14,13 +14,13 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use tempfile::TempDir;
-use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, watch};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use super::worker::Worker;
 
@@ -110,7 +110,7 @@ impl Sessions {
             id,
             sessions: Arc::clone(self),
             turn: Arc::new(AsyncMutex::new(None)),
-            saving: watch::Sender::new(false),
+            saving: AtomicU64::new(NO_TURN),
             had_worker: AtomicBool::new(false),
         };
         Session { inner: Arc::new(inner) }
@@ -193,13 +193,20 @@ struct Inner {
     sessions: Arc<Sessions>,
     /// Held by the call whose run has the session's worker.
     turn: Slot,
-    /// Whether the call that holds the turn has answered, and is putting its run's state in
-    /// place: a call made then waits for it, as it would for a call that had ended.
-    saving: watch::Sender<bool>,
+    /// The turn ([`Turn::id`]) of the call that holds the session's turn, once it has answered
+    /// and until it has put its run's state in place and let go of the turn, else
+    /// [`NO_TURN`]: a call made then waits for the turn, as it would for a call that had ended.
+    saving: AtomicU64,
     /// Whether a worker has run its calls: one that ended since, without a save to start
     /// again from, took what they defined with it.
     had_worker: AtomicBool,
 }
+
+/// What [`Inner::saving`] holds while no call is putting its state in place.
+const NO_TURN: u64 = 0;
+
+/// The ids of the calls' turns, unique in the server.
+static NEXT_TURN: AtomicU64 = AtomicU64::new(NO_TURN + 1);
 
 /// Removes what the session `id` has saved in `folder`.
 fn remove_state(folder: &Path, id: &str) {
@@ -217,23 +224,22 @@ pub(super) struct Turn {
     session: Session,
     /// Said to the model with the result.
     pub(super) note: Option<String>,
+    id: u64,
 }
 
 impl Session {
     /// This call's share of the session.
     pub(super) async fn turn(&self) -> Turn {
-        let mut held = loop {
-            if let Ok(held) = Arc::clone(&self.inner.turn).try_lock_owned() {
-                break held;
-            }
-            let mut saving = self.inner.saving.subscribe();
-            if *saving.borrow_and_update() {
-                let _ = saving.wait_for(|saving| !saving).await;
-                continue;
-            }
-            if let Ok(held) = Arc::clone(&self.inner.turn).try_lock_owned() {
-                break held;
-            }
+        let id = NEXT_TURN.fetch_add(1, Ordering::Relaxed);
+        let turn = || Arc::clone(&self.inner.turn);
+        let held = match turn().try_lock_owned() {
+            Ok(held) => Ok(held),
+            // The call that holds it has answered, and lets go once its state is in place.
+            Err(_) if self.inner.saving.load(Ordering::Acquire) != NO_TURN => Ok(turn().lock_owned().await),
+            // It may have let go since.
+            Err(_) => turn().try_lock_owned(),
+        };
+        let Ok(mut held) = held else {
             let note = if self.inner.sessions.saved {
                 "codeact: another call of this session was running, so this one had the state as the last call \
                  left it, and what it defined is not kept"
@@ -241,7 +247,7 @@ impl Session {
                 "codeact: another call of this session was running, so this one ran without the session's state, \
                  and what it defined is not kept"
             };
-            return Turn { session: self.clone(), held: None, note: Some(note.to_owned()) };
+            return Turn { session: self.clone(), held: None, note: Some(note.to_owned()), id };
         };
         let sessions = &self.inner.sessions;
         let running = (Mark::Running, Arc::downgrade(&self.inner.turn));
@@ -265,7 +271,7 @@ impl Session {
         } else {
             None
         };
-        Turn { session: self.clone(), held: Some(held), note }
+        Turn { session: self.clone(), held: Some(held), note, id }
     }
 }
 
@@ -302,11 +308,11 @@ impl Turn {
         Some(worker)
     }
 
-    /// Says that the run has ended and is answered: a call made from now until
-    /// [`settle`](Self::settle) waits for the turn.
+    /// Says that the run has ended and is answered: a call made from now until this turn
+    /// lets go of the session's (after [`settle`](Self::settle)) waits for it.
     pub(super) fn answering(&self) {
         if self.held.as_deref().is_some_and(|worker| worker.as_ref().is_some_and(Worker::saving)) {
-            self.session.inner.saving.send_replace(true);
+            self.session.inner.saving.store(self.id, Ordering::Release);
         }
     }
 
@@ -315,17 +321,19 @@ impl Turn {
         let Some(worker) = self.held.as_deref_mut() else { return };
         let inner = &self.session.inner;
         super::worker::settle(worker, inner.sessions.folder(), &inner.id).await;
-        inner.saving.send_replace(false);
     }
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        if self.held.is_some() {
-            let inner = &self.session.inner;
-            let idle = (Mark::Idle(Instant::now()), Arc::downgrade(&inner.turn));
-            inner.sessions.marks().insert(inner.id.clone(), idle);
-        }
+        let Some(held) = self.held.take() else { return };
+        let inner = &self.session.inner;
+        let idle = (Mark::Idle(Instant::now()), Arc::downgrade(&inner.turn));
+        inner.sessions.marks().insert(inner.id.clone(), idle);
+        drop(held);
+        // Once the turn is free: a call that saw this turn saving waits for it. A call that has
+        // taken the turn since, and said it is saving, is left as it is.
+        let _ = inner.saving.compare_exchange(self.id, NO_TURN, Ordering::AcqRel, Ordering::Relaxed);
     }
 }
 

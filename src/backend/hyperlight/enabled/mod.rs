@@ -15,7 +15,7 @@ mod state;
 mod wasi;
 
 pub(crate) use probe::{kept_probe, probe};
-pub(crate) use run::{installed, run};
+pub(crate) use run::{Session, installed, run};
 
 /// The hyperlight-host version compiled in (the one the guest runtime was built against).
 /// Its pin in `Cargo.toml`, read by the build script.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::bindings::r#wasi::r#filesystem::r#types::DescriptorType;
-use crate::sandbox::Capture;
+use crate::sandbox::capture::Outlet;
 
 /// Something the guest may wait for: ready now, or at an instant.
 pub(crate) struct Pollable(Option<Instant>);
@@ -42,7 +42,7 @@ pub(crate) enum InputStream {
 /// A stream the guest writes.
 pub(crate) enum OutputStream {
     /// Standard output or standard error, captured for the run's result.
-    Capture(Arc<Mutex<Capture>>),
+    Capture(Outlet),
 }
 
 /// Why a stream operation failed, for the guest's `to-debug-string`.

@@ -19,6 +19,7 @@ use crate::guest::ended::{self, Ended};
 use crate::guest::serve;
 use crate::guest::{self, Installed, loader};
 use crate::hint;
+use crate::sandbox::capture::Outlet;
 use crate::sandbox::live::lock;
 use crate::sandbox::{Capture, GuestCache, Host, Outcome};
 
@@ -43,8 +44,133 @@ pub(crate) fn installed() -> Result<Installed> {
 /// Runs `program` to completion against `host`.
 pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
     let mut guest_cache = None;
-    let ended = installed().and_then(|installed| execute(program, host, &installed, &mut guest_cache));
+    let ended = Session::new().and_then(|mut once| once.execute(program, host, false, &mut guest_cache));
     ended::outcome("hyperlight", host, guest_cache, ended)
+}
+
+/// A micro-VM kept from one program to the next, for a session of `codeact mcp serve`: what a
+/// program defines stays for the next, as in a REPL. Each program has its own host, deadline,
+/// report nonce and output; the guest's heap is the memory limit, so a program with another
+/// limit starts a fresh one. A program that does not end as programs do (it passed its
+/// deadline, hit a limit of its tools, or exited the interpreter) ends the micro-VM with it,
+/// and the next program starts a fresh one.
+pub(crate) struct Session {
+    installed: Installed,
+    wiring: Wiring,
+    kept: Option<Kept>,
+}
+
+/// A micro-VM that has run a session's programs, and its heap.
+struct Kept {
+    vm: MicroVm,
+    heap: u64,
+}
+
+impl Session {
+    /// A session of the installed guest; its micro-VM starts with its first program.
+    pub(crate) fn new() -> Result<Self> {
+        let nowhere = Arc::new(Mutex::new(Capture::new(0)));
+        let wiring = Wiring { stdout: Outlet::new(&nowhere), stderr: Outlet::new(&nowhere), shared: Arc::default() };
+        Ok(Self { installed: installed()?, wiring, kept: None })
+    }
+
+    /// Runs `program` against `host` in the session's micro-VM.
+    pub(crate) fn run_in(&mut self, program: &str, host: &mut Host) -> Outcome {
+        let mut guest_cache = None;
+        let had = self.kept.as_ref().map(|kept| kept.heap);
+        let ended = self.execute(program, host, true, &mut guest_cache);
+        let mut outcome = ended::outcome("hyperlight", host, guest_cache, ended);
+        let heap = self.kept.as_ref().map(|kept| kept.heap);
+        if heap.is_none() {
+            outcome.stderr.push_str(
+                "codeact: this run ended the session's interpreter, so what its programs defined is gone; the next \
+                 call starts afresh\n",
+            );
+        } else if had.is_some() && had != heap {
+            outcome.stderr.push_str(
+                "codeact: the memory limit changed, so this run started a fresh interpreter without what the \
+                 session's earlier programs defined\n",
+            );
+        }
+        outcome
+    }
+
+    /// Runs the guest on its own thread and serves its tool calls on this one; keeps the
+    /// micro-VM for the next program when `keep` and the program ended as programs do.
+    fn execute(
+        &mut self,
+        program: &str,
+        host: &mut Host,
+        keep: bool,
+        guest_cache: &mut Option<GuestCache>,
+    ) -> Result<Ended> {
+        let nonce = crate::digest::nonce();
+        let (tools, mcp) = (bridge::tool_names_json(host), bridge::mcp_functions(host));
+        let code = if keep {
+            loader::session_call(program, &tools, mcp, &nonce)
+        } else {
+            loader::main_call(program, &tools, mcp, &nonce)
+        };
+        let heap = u64::try_from(host.limits().max_memory).unwrap_or(u64::MAX);
+        self.wiring.stdout.point_at(host.live().stdout());
+        self.wiring.stderr.point_at(host.live().stderr());
+        let Self { installed, wiring, kept } = self;
+        let shared = wiring.shared.clone();
+        let (to_host, messages) = serve::channel();
+        // Preparing the guest is not the program's time: the watchdog waits too.
+        host.hold_clock();
+        let (cache_status, ended) = std::thread::scope(|scope| {
+            let guest = std::thread::Builder::new().name("hyperlight".into()).spawn_scoped(scope, move || {
+                let started = Instant::now();
+                let (mut loaded, status) = match kept.take() {
+                    Some(Kept { vm, heap: same }) if same == heap => (vm, None),
+                    _ => prepare(installed, heap, wiring.clone()).map(|(vm, status)| (vm, Some(status)))?,
+                };
+                let answer = to_host.loaded(started.elapsed());
+                let deadline = answer.and_then(|answer| answer.blocking_recv().ok()).unwrap_or_else(Instant::now);
+                let interrupt = loaded.interrupt();
+                shared.start(Some(to_host), nonce, deadline, interrupt.clone());
+                let done = AtomicBool::new(false);
+                let ran = std::thread::scope(|scope| {
+                    scope.spawn(|| stop_at(deadline, &done, interrupt.as_ref()));
+                    let ran = loaded.run(&code);
+                    done.store(true, Ordering::Release);
+                    ran
+                });
+                let learnt = shared.finish();
+                let mut ended = Ended { stop: learnt.stop, exited: learnt.exited, ..Ended::with_report(learnt.report) };
+                match ran {
+                    Ok((output, status)) => {
+                        ended.executor_output = output;
+                        if status != 0 {
+                            ended.failure = Some(format!("the prelude failed (exit code {status})"));
+                        }
+                    }
+                    Err(err) if ended.stop.is_none() && ended.exited.is_none() => {
+                        if Instant::now() >= deadline {
+                            ended.timed_out = true;
+                        } else {
+                            let message = format!("{err:#}");
+                            // The guest's allocator ran out of its heap, which is the memory limit.
+                            ended.memory_refused = message.contains("Out of physical memory");
+                            ended.failure = Some(message);
+                        }
+                    }
+                    Err(_) => {}
+                }
+                if keep && ended.ran_as_programs_do() {
+                    *kept = Some(Kept { vm: loaded, heap });
+                }
+                anyhow::Ok((status, ended))
+            });
+            let guest = guest.context("failed to start the guest thread")?;
+            // A result comes into the guest through its input buffer.
+            serve::serve(host, &messages, || IO_BUFFER_SIZE - (64 << 10));
+            guest.join().map_err(|_| anyhow::anyhow!("the guest thread panicked"))?
+        })?;
+        *guest_cache = cache_status;
+        Ok(ended)
+    }
 }
 
 /// A guest ready to run with `wiring`: restored from the sealed snapshot, or booted,
@@ -76,7 +202,8 @@ fn make_snapshot(
     let output = Arc::new(Mutex::new(Capture::new(MAX_EXECUTOR_OUTPUT)));
     let shared = Arc::new(Shared::default());
     shared.serve_prelude();
-    let wiring = Wiring { stdout: output.clone(), stderr: output.clone(), shared: shared.clone() };
+    let outlet = Outlet::new(&output);
+    let wiring = Wiring { stdout: outlet.clone(), stderr: outlet, shared: shared.clone() };
     let mut loaded = MicroVm::boot(installed, heap, wiring)?;
     let (executor_output, status) =
         loaded.run(&loader::init_code()).context("loading the prelude into the guest failed")?;
@@ -86,73 +213,6 @@ fn make_snapshot(
         bail!("loading the prelude into the guest failed:\n{}", all.trim_end());
     }
     loaded.snapshot()
-}
-
-/// Runs the guest on its own thread and serves its tool calls on this one.
-fn execute(
-    program: &str,
-    host: &mut Host,
-    installed: &Installed,
-    guest_cache: &mut Option<GuestCache>,
-) -> Result<Ended> {
-    let nonce = crate::digest::nonce();
-    let code = loader::main_call(program, &bridge::tool_names_json(host), bridge::mcp_functions(host), &nonce);
-    let heap = u64::try_from(host.limits().max_memory).unwrap_or(u64::MAX);
-    let wiring = Wiring {
-        stdout: host.live().stdout().clone(),
-        stderr: host.live().stderr().clone(),
-        shared: Arc::new(Shared::default()),
-    };
-    let shared = wiring.shared.clone();
-    let (to_host, messages) = serve::channel();
-    // Preparing the guest is not the program's time: the watchdog waits too.
-    host.hold_clock();
-    let (cache_status, ended) = std::thread::scope(|scope| {
-        let guest = std::thread::Builder::new().name("hyperlight".into()).spawn_scoped(scope, move || {
-            let started = Instant::now();
-            let (mut loaded, status) = prepare(installed, heap, wiring)?;
-            let answer = to_host.loaded(started.elapsed());
-            let deadline = answer.and_then(|answer| answer.blocking_recv().ok()).unwrap_or_else(Instant::now);
-            let interrupt = loaded.interrupt();
-            shared.start(Some(to_host), nonce, deadline, interrupt.clone());
-            let done = AtomicBool::new(false);
-            let ran = std::thread::scope(|scope| {
-                scope.spawn(|| stop_at(deadline, &done, interrupt.as_ref()));
-                let ran = loaded.run(&code);
-                done.store(true, Ordering::Release);
-                ran
-            });
-            let learnt = shared.finish();
-            let mut ended = Ended { stop: learnt.stop, exited: learnt.exited, ..Ended::with_report(learnt.report) };
-            match ran {
-                Ok((output, status)) => {
-                    ended.executor_output = output;
-                    if status != 0 {
-                        ended.failure = Some(format!("the prelude failed (exit code {status})"));
-                    }
-                }
-                Err(err) if ended.stop.is_none() && ended.exited.is_none() => {
-                    if Instant::now() >= deadline {
-                        ended.timed_out = true;
-                    } else {
-                        let message = format!("{err:#}");
-                        // The guest's allocator ran out of its heap, which is the memory limit.
-                        ended.memory_refused = message.contains("Out of physical memory");
-                        ended.failure = Some(message);
-                    }
-                }
-                Err(_) => {}
-            }
-            anyhow::Ok((status, ended))
-        });
-        let guest = guest.context("failed to start the guest thread")?;
-        // A result comes into the guest through its input buffer.
-        serve::serve(host, &messages, || IO_BUFFER_SIZE - (64 << 10));
-        guest.join().map_err(|_| anyhow::anyhow!("the guest thread panicked"))?
-    })
-    .map(|(status, ended)| (Some(status), ended))?;
-    *guest_cache = cache_status;
-    Ok(ended)
 }
 
 /// Stops the guest at `deadline`, and again every [`KILL_AGAIN`] until `done`.

@@ -19,7 +19,7 @@ use super::bindings::r#hyperlight::r#sandbox::Executor as _;
 use super::bindings::{RootResources, RootSandbox, register_host_functions};
 use super::state::{Guest, Shared};
 use crate::guest::Installed;
-use crate::sandbox::Capture;
+use crate::sandbox::capture::Outlet;
 
 /// Where the precompiled component is mapped in the guest's address space (above the
 /// sandbox's own memory, as the runtime expects).
@@ -37,8 +37,8 @@ pub(super) const MIN_HEAP: u64 = 256 << 20;
 /// What a guest's imports read and write, before the guest exists.
 #[derive(Clone)]
 pub(super) struct Wiring {
-    pub(super) stdout: Arc<Mutex<Capture>>,
-    pub(super) stderr: Arc<Mutex<Capture>>,
+    pub(super) stdout: Outlet,
+    pub(super) stderr: Outlet,
     pub(super) shared: Arc<Shared>,
 }
 

@@ -10,13 +10,14 @@ use super::bindings::r#hyperlight::r#sandbox::Tools;
 use crate::guest::bridge::{self, Reply, Reported, Reports};
 use crate::guest::loader;
 use crate::guest::serve::ToHost;
+use crate::sandbox::LimitHit;
+use crate::sandbox::capture::Outlet;
 use crate::sandbox::live::lock;
-use crate::sandbox::{Capture, LimitHit};
 
 /// The host side of one guest: every import of the runtime's world is implemented on it.
 pub(crate) struct Guest {
-    pub(super) stdout: Arc<Mutex<Capture>>,
-    pub(super) stderr: Arc<Mutex<Capture>>,
+    pub(super) stdout: Outlet,
+    pub(super) stderr: Outlet,
     /// The standard library, read-only.
     pub(super) stdlib: Arc<cap_std::fs::Dir>,
     pub(super) shared: Arc<Shared>,

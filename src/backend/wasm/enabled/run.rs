@@ -444,8 +444,7 @@ impl Guest {
         };
         let result = tokio::time::timeout(remaining, call).await;
         let ended = ended_with(&mut store, result);
-        let ran_as_programs_do =
-            !ended.timed_out && ended.exited.is_none() && ended.failure.is_none() && ended.stop.is_none();
+        let ran_as_programs_do = ended.ran_as_programs_do();
         if let Some(sandbox) = sandbox.filter(|_| ran_as_programs_do) {
             self.kept = Some(Kept { store, sandbox });
         }

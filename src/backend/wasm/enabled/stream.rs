@@ -9,6 +9,7 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 use crate::sandbox::Capture;
+use crate::sandbox::capture::Outlet;
 
 /// Bytes kept of the guest's stderr (and of its output while it loads the prelude): the size
 /// a run's stderr has everywhere.
@@ -21,23 +22,22 @@ pub(super) fn take(capture: &Arc<Mutex<Capture>>) -> Capture {
 }
 
 /// The guest's stdout or stderr, kept within a budget as it is written: into the capture it
-/// was last [pointed at](Self::point_at), so that a guest kept for the next program writes into
-/// that program's.
+/// was last pointed at, so that a guest kept for the next program writes into that program's.
 #[derive(Clone)]
-pub(super) struct CaptureStream(Arc<Mutex<Arc<Mutex<Capture>>>>);
+pub(super) struct CaptureStream(Outlet);
 
 impl CaptureStream {
     pub(super) fn new(capture: &Arc<Mutex<Capture>>) -> Self {
-        Self(Arc::new(Mutex::new(Arc::clone(capture))))
+        Self(Outlet::new(capture))
     }
 
     /// Writes into `capture` from now on.
     pub(super) fn point_at(&self, capture: &Arc<Mutex<Capture>>) {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(capture);
+        self.0.point_at(capture);
     }
 
     fn writer(&self) -> CaptureWriter {
-        CaptureWriter { target: self.0.clone(), pending: Vec::new() }
+        CaptureWriter { outlet: self.0.clone(), pending: Vec::new() }
     }
 }
 
@@ -61,7 +61,7 @@ impl StdoutStream for CaptureStream {
 
 /// Feeds bytes to a [`Capture`], holding back an incomplete UTF-8 sequence at the end.
 struct CaptureWriter {
-    target: Arc<Mutex<Arc<Mutex<Capture>>>>,
+    outlet: Outlet,
     pending: Vec<u8>,
 }
 
@@ -77,10 +77,7 @@ impl CaptureWriter {
             Err(_) => self.pending.len(),
         };
         let chunk: Vec<u8> = self.pending.drain(..valid).collect();
-        let capture = Arc::clone(&self.target.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-        if let Ok(mut capture) = capture.lock() {
-            capture.push(&String::from_utf8_lossy(&chunk));
-        }
+        self.outlet.push(&String::from_utf8_lossy(&chunk));
     }
 }
 

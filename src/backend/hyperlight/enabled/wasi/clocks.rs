@@ -60,10 +60,12 @@ mod tests {
 
     use super::*;
     use crate::sandbox::Capture;
+    use crate::sandbox::capture::Outlet;
 
     fn guest() -> Guest {
         let dir = cap_std::fs::Dir::open_ambient_dir(std::env::temp_dir(), cap_std::ambient_authority()).unwrap();
         let output = Arc::new(Mutex::new(Capture::new(0)));
+        let output = Outlet::new(&output);
         Guest { stdout: output.clone(), stderr: output, stdlib: Arc::new(dir), shared: Arc::default() }
     }
 

@@ -99,7 +99,7 @@ const WRITE_ROOM: u64 = 1 << 20;
 
 fn write_to(stream: &OutputStream, bytes: &[u8]) {
     match stream {
-        OutputStream::Capture(capture) => lock(capture).push(&String::from_utf8_lossy(bytes)),
+        OutputStream::Capture(outlet) => outlet.push(&String::from_utf8_lossy(bytes)),
     }
 }
 
