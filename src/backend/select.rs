@@ -98,7 +98,7 @@ impl Prepared {
 
 /// A CPython guest kept in memory from one program to the next, for a session of
 /// `codeact mcp serve`: what the programs define stays in it, and nothing is saved.
-#[expect(clippy::large_enum_variant, reason = "a worker holds one, for as long as it runs")]
+#[cfg_attr(guest_backend, expect(clippy::large_enum_variant, reason = "a worker holds one, for as long as it runs"))]
 pub(crate) enum GuestSession {
     Wasm(wasm::Session),
     Hyperlight(hyperlight::Session),

@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -250,36 +250,63 @@ const STREAM_EVERY: Duration = Duration::from_millis(200);
 
 /// Sends what a served run's program prints, as it prints it, to the server: a line
 /// `{"printed": TEXT}` on stdout every [`STREAM_EVERY`] while there is news, before the report's
-/// line. Each is within the output budget.
+/// line. Each is within the output budget. One thread of the process sends for each run in turn
+/// (a session's worker runs many), and waits while none runs.
 struct Streamer {
     stdout: Arc<Mutex<Capture>>,
-    stop: mpsc::Sender<()>,
-    thread: std::thread::JoinHandle<()>,
+}
+
+/// The capture of the run being streamed, if any, and a signal when that changes.
+struct Streaming {
+    run: Mutex<Option<Arc<Mutex<Capture>>>>,
+    changed: std::sync::Condvar,
 }
 
 impl Streamer {
     fn start(stdout: &Arc<Mutex<Capture>>) -> Self {
         lock(stdout).stream();
-        let (stop, stopped) = mpsc::channel();
-        let watched = stdout.clone();
-        let thread = std::thread::spawn(move || {
-            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(STREAM_EVERY) {
-                send_streamed(&watched);
-            }
-        });
-        Self { stdout: stdout.clone(), stop, thread }
+        let streaming = streaming();
+        *lock(&streaming.run) = Some(stdout.clone());
+        streaming.changed.notify_one();
+        Self { stdout: stdout.clone() }
     }
 
     fn capture(&self) -> Arc<Mutex<Capture>> {
         self.stdout.clone()
     }
 
-    /// Stops the thread and sends what is left, before the report.
+    /// Stops streaming the run and sends what is left, before the report: the thread sends
+    /// only while it holds the run, so nothing of this run comes after.
     fn finish(self) {
-        let _ = self.stop.send(());
-        let _ = self.thread.join();
+        *lock(&streaming().run) = None;
         send_streamed(&self.stdout);
     }
+}
+
+/// The process's streaming, its thread started at the first run.
+fn streaming() -> &'static Streaming {
+    static STREAMING: Streaming = Streaming { run: Mutex::new(None), changed: std::sync::Condvar::new() };
+    static THREAD: std::sync::Once = std::sync::Once::new();
+    THREAD.call_once(|| {
+        let _ = std::thread::Builder::new().name("stream".into()).spawn(|| {
+            let mut run = lock(&STREAMING.run);
+            loop {
+                if run.is_none() {
+                    run = STREAMING.changed.wait(run).unwrap_or_else(std::sync::PoisonError::into_inner);
+                    continue;
+                }
+                run = STREAMING
+                    .changed
+                    .wait_timeout(run, STREAM_EVERY)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .0;
+                if let Some(stdout) = run.as_ref() {
+                    send_streamed(stdout);
+                }
+            }
+        });
+    });
+    &STREAMING
 }
 
 /// Sends what `stdout` has had printed since it was last sent, if anything. One send at a

@@ -18,7 +18,7 @@ use anyhow::{Context as _, Result};
 use super::run::{Kept, Place, Program, run_program};
 use super::serve::handoff::{self, Settings};
 use super::setup;
-use crate::backend::{self, Backend, Choice, GuestSession};
+use crate::backend::{self, Backend, Choice, GuestSession, monty};
 use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::exit;
@@ -28,6 +28,12 @@ use crate::output::{self, Report};
 /// again for each, as each `codeact run` reads it: a `codeact trust` or an edited config takes
 /// effect at the next call.
 pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
+    // On the interpreter's thread throughout: a Monty run then needs no thread of its own.
+    monty::with_interpreter_thread(|| serve_on_this_thread(args, config))
+        .context("the worker's thread could not start, or panicked")?
+}
+
+fn serve_on_this_thread(args: &RunArgs, config: &Config) -> Result<u8> {
     let name = args.session.as_deref().context("a worker needs --session")?;
     // The server starts workers only for a backend that keeps state: Monty, or a CPython one.
     let held = match config.backend {
@@ -49,8 +55,10 @@ pub(super) fn serve(args: &RunArgs, config: &Config) -> Result<u8> {
             Held::Guest(guest) => (guest.backend(), Place::Guest(guest)),
         };
         let outcome = run_program(&config, Program { backend, place, text: &program, report: Report::Mcp })?;
-        output::report(&outcome, Report::Mcp, config.limits.max_output)?;
+        // The report writes nothing on stderr: the end line goes first, so that the server has
+        // it as soon as it has the report.
         say_ended(&settings);
+        output::report(&outcome, Report::Mcp, config.limits.max_output)?;
         // Saved after the run is reported, so that the answer does not wait for it, and beside
         // the session's file: the server puts it in place once it has the report, before it
         // may end the worker or another call loads the state. A worker it stopped before it

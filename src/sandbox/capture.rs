@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Where a guest kept from one run to the next writes its output: into the capture of the run
 /// it was last [pointed at](Self::point_at).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(guest_backend), expect(dead_code, reason = "only the wasm and hyperlight backends keep a guest"))]
 pub(crate) struct Outlet(Arc<Mutex<Arc<Mutex<Capture>>>>);
 
+#[cfg_attr(not(guest_backend), expect(dead_code, reason = "only the wasm and hyperlight backends keep a guest"))]
 impl Outlet {
     #[must_use]
     pub(crate) fn new(capture: &Arc<Mutex<Capture>>) -> Self {

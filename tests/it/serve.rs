@@ -1115,9 +1115,14 @@ fn what_a_program_defines_stays_for_the_next_call_of_its_session_only() {
         &[
             run("import json\ncount = 41\ndef bump(n):\n    return n + 1\nv = view"),
             run("print(bump(count), json.dumps(len(v(path='notes/todo.txt').splitlines())))"),
+            // Deep recursion in a session's worker is an exception, as in a run of its own.
+            run("def deep(n):\n    return deep(n + 1)\ndeep(0)"),
+            run("print(bump(count))"),
         ],
     );
     assert_eq!(text(&results[1]), "42 2\n", "{results:?}");
+    assert!(text(&results[2]).contains("RecursionError"), "{results:?}");
+    assert_eq!(text(&results[3]), "42\n", "{results:?}");
     // A new client of the same server starts afresh.
     let results = calls(&env, &Transport::Stdio, &[run("print(count)")]);
     assert!(text(&results[0]).contains("NameError"), "{results:?}");

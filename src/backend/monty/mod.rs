@@ -9,4 +9,4 @@ mod printer;
 mod run;
 
 pub(crate) use error::differs_from_cpython;
-pub(crate) use run::{Session, VERSION, run, run_in, run_tool, syntax_error};
+pub(crate) use run::{Session, VERSION, run, run_in, run_tool, syntax_error, with_interpreter_thread};

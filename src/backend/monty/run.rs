@@ -70,19 +70,38 @@ pub(crate) fn run(program: &str, host: &mut Host) -> Outcome {
     outcome(result, host)
 }
 
+thread_local! {
+    /// Whether this thread has the interpreter's stack ([`with_interpreter_thread`]).
+    static INTERPRETER_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Runs `work` on a thread with a large stack, so that deep recursion ends in `RecursionError`,
-/// not a crash; `None` when the thread could not start or panicked.
+/// not a crash (on this thread when it is such a thread already); `None` when the thread could
+/// not start or `work` panicked.
 fn on_interpreter_thread<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
-    let result = std::thread::scope(|scope| {
+    let result = if INTERPRETER_THREAD.get() {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).ok()
+    } else {
+        with_interpreter_thread(work)
+    };
+    disarm_memory();
+    result
+}
+
+/// Runs `work` on a thread of its own with the interpreter's stack, where the programs it runs
+/// on Monty run without a thread each: a session's worker runs all of its programs so.
+pub(crate) fn with_interpreter_thread<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("monty".into())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, work)
+            .spawn_scoped(scope, || {
+                INTERPRETER_THREAD.set(true);
+                work()
+            })
             .ok()
             .and_then(|thread| thread.join().ok())
-    });
-    disarm_memory();
-    result
+    })
 }
 
 /// The outcome of a program that ended with `result` (`None`: the interpreter stopped).

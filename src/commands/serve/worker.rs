@@ -2,11 +2,12 @@
 //! the session's interpreter in memory from one call to the next (`crate::commands::worker`).
 //!
 //! The worker is started at its session's first call and handed each program the call holding
-//! the session's turn runs ([`super::handoff::frame_for_worker`]). It reports each run as a
-//! `--mcp-result` run does, on stdout, then writes the run's end line on stderr: what came on
-//! stderr before it is codeact's warnings for that run. Then it saves the state beside the
-//! session's file and says so on stdout, `{"saved": true}`; the call is answered first, and
-//! still holds the session's turn until the server has put that state in place ([`settle`]).
+//! the session's turn runs ([`super::handoff::frame_for_worker`]). At the end of each run it
+//! writes the run's end line on stderr (what came on stderr before it is codeact's warnings
+//! for that run), then reports the run as a `--mcp-result` run does, on stdout. Then it saves
+//! the state beside the session's file and says so on stdout, `{"saved": true}`; the call is
+//! answered first, and still holds the session's turn until the server has put that state in
+//! place ([`settle`]).
 //! So nothing ends the worker, and no other call loads the state, between a run's answer and
 //! its save; and a run stopped before its report was read never has its state put in place,
 //! whatever the worker saved.
