@@ -1343,6 +1343,26 @@ fn calls_made_as_soon_as_a_call_is_answered_have_its_state_while_it_is_still_bei
 
 #[test]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
+fn of_two_calls_that_wait_for_one_run_at_once_one_gets_its_result_and_the_other_is_refused() {
+    let env = workspace();
+    let first = json!({"code": "import time\nprint('start')\ntime.sleep(3)\nprint('end')\n'done'", "yield_after": 0.5});
+    let seen = client(
+        &env,
+        &Transport::Stdio,
+        json!({"scenario": "parallel", "first": first, "wait_for_first": true, "calls": 2, "arguments": {"yield_after": 0}}),
+    );
+    assert!(text(&seen["first"]).contains("still running"), "{seen}");
+    let results = seen["results"].as_array().expect("results");
+    let given = results.iter().filter(|result| result["text"].as_str().is_some_and(|text| text == "end\n'done'\n"));
+    assert_eq!(given.count(), 1, "{seen}");
+    let refused = results.iter().filter(|result| {
+        result["protocol_error"].as_str().is_some_and(|error| error.contains("another call is waiting for run"))
+    });
+    assert_eq!(refused.count(), 1, "{seen}");
+}
+
+#[test]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv (.ci/run makes it)"]
 fn what_a_session_holds_counts_against_each_of_its_runs_memory_limit() {
     let env = workspace().env("CODEACT_MAX_MEMORY", "64MiB");
     let results = calls(

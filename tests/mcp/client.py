@@ -144,11 +144,14 @@ async def scenario(request):
                     "after": after}
         if kind == "parallel":
             first = await call(client, "run", request["first"]) if "first" in request else None
+            arguments = request["arguments"]
+            if request.get("wait_for_first"):
+                arguments = dict(arguments, wait=first["structured"]["running"])
             results = [None] * request["calls"]
             started = time.monotonic()
 
             async def one(index):
-                results[index] = await call(client, "run", request["arguments"])
+                results[index] = await call(client, "run", arguments)
 
             async with anyio.create_task_group() as group:
                 for index in range(request["calls"]):

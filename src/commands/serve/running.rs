@@ -54,6 +54,17 @@ pub(super) struct Running {
     yielded: std::sync::atomic::AtomicBool,
     /// How many answers it has had: a watch for [`UNWAITED`] knows whether one came since.
     answers: AtomicU64,
+    /// Whether a call is waiting for it: one at a time, so that its result is given once.
+    waiting: std::sync::atomic::AtomicBool,
+}
+
+/// A call's claim to wait for a run ([`Running::wait_alone`]), given up when dropped.
+pub(super) struct Waiting(Arc<Running>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.waiting.store(false, Ordering::Release);
+    }
 }
 
 impl Running {
@@ -80,6 +91,7 @@ impl Running {
             stop: CancellationToken::new(),
             yielded: std::sync::atomic::AtomicBool::new(false),
             answers: AtomicU64::new(0),
+            waiting: std::sync::atomic::AtomicBool::new(false),
         });
         let stop = running.stop.clone();
         tokio::spawn(async move {
@@ -95,6 +107,11 @@ impl Running {
             drop((turn, held));
         });
         running
+    }
+
+    /// This call's claim to wait for the run; `None` while another call waits for it.
+    pub(super) fn wait_alone(self: &Arc<Self>) -> Option<Waiting> {
+        (!self.waiting.swap(true, Ordering::AcqRel)).then(|| Waiting(Arc::clone(self)))
     }
 
     /// Notes a call that waits for the run: a watch for [`UNWAITED`] leaves it alone.

@@ -132,6 +132,18 @@ impl CodeactServer {
                 (running, None)
             }
         };
+        // One call at a time waits for a run, and gives its result; a stop is never refused.
+        let waiting = running.wait_alone();
+        if waiting.is_none() && !asked.stop {
+            let id = running.id;
+            return Err(McpError::invalid_params(
+                format!(
+                    "another call is waiting for run {id} already; its answer gives what the run printed, or \
+                     run(wait={id}, stop=true) ends it"
+                ),
+                None,
+            ));
+        }
         // A run that has ended already gives its result, stopped or not.
         if asked.stop
             && running.wait(Some(tokio::time::Instant::now())).await.is_none()
