@@ -49,6 +49,11 @@ impl Ended {
     }
 }
 
+/// What a run of a session says when its guest did not survive it
+/// ([`Ended::ran_as_programs_do`]).
+pub(crate) const SESSION_GUEST_ENDED: &str = "codeact: this run ended the session's interpreter, so what its programs defined is gone; the next call starts \
+     afresh\n";
+
 /// The outcome of a run on `backend` that ended as `ended` (or could not run).
 pub(crate) fn outcome(
     backend: &'static str,

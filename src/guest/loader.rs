@@ -57,9 +57,15 @@ pub(crate) fn init_code() -> String {
 /// [`bridge::Reports`]: super::bridge::Reports
 #[must_use]
 pub(crate) fn main_call(program: &str, tool_names: &str, mcp_functions: bool, nonce: &str) -> String {
+    let arguments = entry_arguments(program, tool_names, mcp_functions, nonce);
+    format!("__import__('builtins').__dict__.pop({MAIN:?})({arguments})\n")
+}
+
+/// The entry point's arguments for `program`, as Python source.
+fn entry_arguments(program: &str, tool_names: &str, mcp_functions: bool, nonce: &str) -> String {
     let program = serde_json::to_string(program).unwrap_or_else(|_| "''".to_owned());
     let mcp = if mcp_functions { "True" } else { "False" };
-    format!("__import__('builtins').__dict__.pop({MAIN:?})({program}, {tool_names}, {mcp}, {nonce:?})\n")
+    format!("{program}, {tool_names}, {mcp}, {nonce:?}")
 }
 
 /// The Python code that runs `program` as [`main_call`] does, in a guest kept for a session:
@@ -67,11 +73,10 @@ pub(crate) fn main_call(program: &str, tool_names: &str, mcp_functions: bool, no
 /// session's programs share, for the next.
 #[must_use]
 pub(crate) fn session_call(program: &str, tool_names: &str, mcp_functions: bool, nonce: &str) -> String {
-    let program = serde_json::to_string(program).unwrap_or_else(|_| "''".to_owned());
-    let mcp = if mcp_functions { "True" } else { "False" };
+    let arguments = entry_arguments(program, tool_names, mcp_functions, nonce);
     format!(
         "{SESSION} = globals().get({SESSION:?}) or (__import__('builtins').__dict__.pop({MAIN:?}), \
-         {{'__name__': '__main__'}}); {SESSION}[0]({program}, {tool_names}, {mcp}, {nonce:?}, {SESSION}[1])\n"
+         {{'__name__': '__main__'}}); {SESSION}[0]({arguments}, {SESSION}[1])\n"
     )
 }
 

@@ -32,8 +32,8 @@ use super::handoff::{self, Settings};
 use crate::sandbox::Capture;
 use crate::spawn::{Group, Spawn as _};
 
-/// How long a worker may take to say that a run it reported has ended: it says so at once,
-/// unless the report was its watchdog's, after which it ends.
+/// How long a worker's end line may come after its report: it comes before it, unless the
+/// report was its watchdog's, after which the worker ends.
 const END_LINE_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a worker may take to save a run's state: a state near the largest that loads

@@ -82,10 +82,7 @@ impl Session {
         let mut outcome = ended::outcome("hyperlight", host, guest_cache, ended);
         let heap = self.kept.as_ref().map(|kept| kept.heap);
         if heap.is_none() {
-            outcome.stderr.push_str(
-                "codeact: this run ended the session's interpreter, so what its programs defined is gone; the next \
-                 call starts afresh\n",
-            );
+            outcome.stderr.push_str(ended::SESSION_GUEST_ENDED);
         } else if had.is_some() && had != heap {
             outcome.stderr.push_str(
                 "codeact: the memory limit changed, so this run started a fresh interpreter without what the \

@@ -241,12 +241,7 @@ impl GuestRun<'_> {
         let linker = linker(self.engine);
 
         let waiting = Instant::now();
-        let component = self.component.join().map_err(|_| anyhow::anyhow!("loading the guest panicked"))??;
-        let pre = linker?
-            .instantiate_pre(&component)
-            .map_err(anyhow::Error::from)
-            .and_then(|pre| SandboxPre::new(pre).map_err(anyhow::Error::from))
-            .context("the guest does not link with the host")?;
+        let pre = link(linker, self.component)?;
         let waited = waiting.elapsed();
         let deadline = store.data().loaded(waited, deadline + waited).await;
         let remaining = deadline.saturating_duration_since(Instant::now());
@@ -263,6 +258,19 @@ impl GuestRun<'_> {
         std::mem::forget(store);
         Ok(ended)
     }
+}
+
+/// The guest, once `component` has loaded, linked with the host's functions by `linker`.
+fn link(
+    linker: Result<wasmtime::component::Linker<GuestState>>,
+    component: std::thread::JoinHandle<Result<Component>>,
+) -> Result<SandboxPre<GuestState>> {
+    let component = component.join().map_err(|_| anyhow::anyhow!("loading the guest panicked"))??;
+    linker?
+        .instantiate_pre(&component)
+        .map_err(anyhow::Error::from)
+        .and_then(|pre| SandboxPre::new(pre).map_err(anyhow::Error::from))
+        .context("the guest does not link with the host")
 }
 
 /// What the executor's `run` answers, or why it did not.
@@ -353,10 +361,7 @@ impl Session {
         let ended = self.execute(program, host);
         let mut outcome = ended::outcome("wasm", host, None, ended);
         if self.guest.kept.is_none() {
-            outcome.stderr.push_str(
-                "codeact: this run ended the session's interpreter, so what its programs defined is gone; the next \
-                 call starts afresh\n",
-            );
+            outcome.stderr.push_str(ended::SESSION_GUEST_ENDED);
         }
         outcome
     }
@@ -397,13 +402,7 @@ impl Guest {
         if matches!(self.component, Linking::Loading(_))
             && let Linking::Loading(component) = std::mem::replace(&mut self.component, Linking::Failed)
         {
-            let component = component.join().map_err(|_| anyhow::anyhow!("loading the guest panicked"))??;
-            let pre = linker(&self.engine)?
-                .instantiate_pre(&component)
-                .map_err(anyhow::Error::from)
-                .and_then(|pre| SandboxPre::new(pre).map_err(anyhow::Error::from))
-                .context("the guest does not link with the host")?;
-            self.component = Linking::Linked(pre);
+            self.component = Linking::Linked(link(linker(&self.engine), component)?);
         }
         match &self.component {
             Linking::Linked(pre) => Ok(pre.clone()),
