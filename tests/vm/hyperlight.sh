@@ -31,19 +31,26 @@ echo "tests/vm/hyperlight: running $binary in the VM" >&2
 # once each hold one of the emulated CPUs in guest mode, and the VM's kernel, left no CPU for its
 # own work, stalled (RCU stalls, soft lockups). Even alone, a micro-VM nested in QEMU's emulated
 # CPU now and then makes no progress at all: each.sh starts such a test once more, and a VM that
-# prints nothing for CODEACT_VM_SILENCE seconds is started once more, going on from the first
-# test that had not passed. A test's own failure is never tried again.
+# prints nothing for CODEACT_VM_SILENCE seconds is started again, up to CODEACT_VM_STARTS times
+# in all, going on from the first test that had not passed. A test's own failure is never tried
+# again. each.sh prints a line a minute while a test runs, so three minutes of silence is a VM
+# that stalled, not a slow test; one run has seen two such stalls among fourteen tests.
 export CODEACT_VM_TIMEOUT=${CODEACT_VM_TIMEOUT:-1800}
-export CODEACT_VM_SILENCE=${CODEACT_VM_SILENCE:-300}
+export CODEACT_VM_SILENCE=${CODEACT_VM_SILENCE:-180}
+starts=${CODEACT_VM_STARTS:-4}
 passed=$PWD/target/vm/hyperlight-passed
 mkdir -p target/vm
 rm -f "$passed"
 job="CODEACT_REQUIRE_HYPERLIGHT=1 RUST_BACKTRACE=1 bash tests/vm/each.sh"
 status=0
-for start in 1 2; do
+for start in $(seq "$starts"); do
   status=0
   tests/vm/run.sh "$job" "$passed" "$binary" hyperlight:: "$@" || status=$?
   [ "$status" -eq 124 ] || break
-  [ "$start" -eq 2 ] || echo "tests/vm/hyperlight: the VM stalled; starting it once more, after the tests that passed" >&2
+  if [ "$start" -lt "$starts" ]; then
+    echo "tests/vm/hyperlight: the VM stalled (start $start of $starts); starting it again, after the tests that passed" >&2
+  else
+    echo "tests/vm/hyperlight: the VM stalled in each of its $starts starts" >&2
+  fi
 done
 exit "$status"
