@@ -38,11 +38,14 @@ echo "tests/vm/hyperlight: running $binary in the VM" >&2
 export CODEACT_VM_TIMEOUT=${CODEACT_VM_TIMEOUT:-1800}
 export CODEACT_VM_SILENCE=${CODEACT_VM_SILENCE:-180}
 starts=${CODEACT_VM_STARTS:-4}
+# Zero starts would run no test and pass.
+case $starts in
+  '' | *[!0-9]* | 0*) echo "tests/vm/hyperlight: CODEACT_VM_STARTS must be a whole number from 1, not '$starts'" >&2; exit 2 ;;
+esac
 passed=$PWD/target/vm/hyperlight-passed
 mkdir -p target/vm
 rm -f "$passed"
 job="CODEACT_REQUIRE_HYPERLIGHT=1 RUST_BACKTRACE=1 bash tests/vm/each.sh"
-status=0
 for start in $(seq "$starts"); do
   status=0
   tests/vm/run.sh "$job" "$passed" "$binary" hyperlight:: "$@" || status=$?
